@@ -1,0 +1,67 @@
+// The one error type plateau raises for problems a user can fix.
+
+/** Stable error codes: scripts may match on them, so never rename one. */
+export const ERROR_CODES = {
+  /** A setting (env var, flag, config field) has a value outside what is accepted. */
+  INVALID_CONFIG: 'PLATEAU_INVALID_CONFIG',
+  /** The database could not be started, reached or queried. */
+  DATABASE: 'PLATEAU_DATABASE',
+  /** A file plateau needs is missing, unreadable or malformed. */
+  INPUT: 'PLATEAU_INPUT',
+  /** Something plateau started (service, engine, k6) failed. */
+  CHILD_FAILED: 'PLATEAU_CHILD_FAILED',
+  /** The run was interrupted by SIGINT/SIGTERM. */
+  INTERRUPTED: 'PLATEAU_INTERRUPTED',
+} as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
+
+/** One problem found while validating configuration, with the way out. */
+export interface ConfigProblem {
+  /** The setting's name as the user wrote it (`POOL_MAX`, `--steps`). */
+  setting: string;
+  /** What is wrong, including the offending value. */
+  message: string;
+  /** What the user should do instead (the accepted range or form). */
+  hint: string;
+}
+
+/**
+ * An error a user can act on: a stable `code`, a `hint` saying what to do, and the
+ * underlying `cause`. The CLI prints `message` and `hint`, never a stack trace, and
+ * maps `code` to an exit status.
+ */
+export class PlateauError extends Error {
+  readonly code: ErrorCode;
+  readonly hint: string | undefined;
+  /** Every problem found, when the error reports several at once (validation). */
+  readonly problems: readonly ConfigProblem[];
+
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { hint?: string; cause?: unknown; problems?: readonly ConfigProblem[] } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'PlateauError';
+    this.code = code;
+    this.hint = options.hint;
+    this.problems = options.problems ?? [];
+  }
+
+  /** Builds the single error that reports every validation problem at once. */
+  static invalidConfig(problems: readonly ConfigProblem[], what = 'configuration'): PlateauError {
+    const lines = problems.map((p) => `  ${p.setting}: ${p.message} (${p.hint})`);
+    const noun = problems.length === 1 ? 'problem' : 'problems';
+    return new PlateauError(
+      ERROR_CODES.INVALID_CONFIG,
+      `invalid ${what}, ${problems.length} ${noun}:\n${lines.join('\n')}`,
+      { problems, hint: 'fix the settings named above and run again' },
+    );
+  }
+}
+
+/** Narrows an unknown thrown value to a PlateauError. */
+export function isPlateauError(error: unknown): error is PlateauError {
+  return error instanceof PlateauError;
+}

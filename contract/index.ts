@@ -1,0 +1,5 @@
+// The types every part of plateau shares. No runtime dependencies.
+export * from './database.ts';
+export * from './errors.ts';
+export * from './schema.ts';
+export * from './server-step-report.ts';

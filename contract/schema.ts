@@ -1,0 +1,12 @@
+// Schema versions of every artifact plateau writes to disk or serves as JSON.
+
+/**
+ * Version of each on-disk or over-the-wire shape. A reader refuses a file whose
+ * `schemaVersion` is newer than the one it knows, and says which plateau to upgrade to.
+ */
+export const SCHEMA_VERSIONS = {
+  'plateau.server-steps': 1,
+} as const;
+
+/** The `kind` field that names what an artifact is. */
+export type ArtifactKind = keyof typeof SCHEMA_VERSIONS;

@@ -1,0 +1,115 @@
+// The server side of a capacity study: what `GET /steps` answers.
+
+/** Latency distribution in milliseconds, from an HDR histogram (3 significant digits). */
+export interface LatencySummary {
+  count: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+}
+
+/** Why a request was refused with 503 + Retry-After. */
+export const SHED_REASONS = ['queue', 'timeout'] as const;
+export type ShedReason = (typeof SHED_REASONS)[number];
+
+/**
+ * Pool figures integrated exactly over the time a step was current, from the pool's own
+ * acquire/release events: mean = ∫ value dt ÷ currentMs.
+ */
+export interface PoolUtilisation {
+  /** Wall time during which this step was the current step, ms. */
+  currentMs: number;
+  /** Time-weighted mean of connections checked out. */
+  checkedOutMean: number;
+  /** checkedOutMean ÷ pool max × 100; null when the pool max is unknown. */
+  checkedOutPct: number | null;
+  /** Highest number of connections checked out at once. */
+  checkedOutMax: number;
+  /** Time-weighted mean of requests waiting for a connection. */
+  waitingMean: number;
+  /** Highest number of requests waiting at once. */
+  waitingMax: number;
+}
+
+/** Process CPU and event-loop figures while a step was current. */
+export interface ProcessUtilisation {
+  userMs: number;
+  systemMs: number;
+  /** (user + system) ÷ wall time × 100: 100 means one core fully busy. */
+  cpuPct: number;
+  /** Event-loop utilisation 0..1 (Node's performance.eventLoopUtilization). */
+  eventLoopUtilization: number;
+}
+
+/** Everything the service saw for one step tag. */
+export interface StepBucket {
+  /** The sanitised step key (`r020`, `drain`, `recovery`, `untagged`, `invalid`, `overflow`). */
+  step: string;
+  /** Epoch ms of the first and last request that carried this step. */
+  firstRequestMs: number;
+  lastRequestMs: number;
+  /** Requests that arrived with this step. */
+  requests: number;
+  /** Responses with status 200. */
+  served: number;
+  /** served ÷ (lastRequestMs − firstRequestMs) in s; null when the window is under 1 s. */
+  servedPerSec: number | null;
+  /** Response count by HTTP status code (`"200"`, `"503"`, …). */
+  statuses: Record<string, number>;
+  /** Refusals by reason. */
+  sheds: Record<ShedReason, number>;
+  /** Time spent waiting for a pool connection (around `pool.connect()`). */
+  waitMs: LatencySummary;
+  /** Time spent in database queries. */
+  queryMs: LatencySummary;
+  /** Arrival to last byte written, the whole handler. */
+  handlerMs: LatencySummary;
+  pool: PoolUtilisation;
+  process: ProcessUtilisation;
+}
+
+/** One second of the service's life. */
+export interface TimelinePoint {
+  /** Start of the second, epoch seconds. */
+  t: number;
+  /** The step current at the end of this second (`null` before any request). */
+  step: string | null;
+  served: number;
+  shed: number;
+  checkedOutMean: number;
+  waitingMean: number;
+  waitingMax: number;
+  cpuPct: number;
+}
+
+/** The service settings that analysis needs to interpret the figures. */
+export interface ServiceSettings {
+  /** Connections the pool may hold; null when the service did not say. */
+  poolMax: number | null;
+  /** Requests allowed to wait for a connection before shedding; null when unbounded/unknown. */
+  queueMax: number | null;
+  /** Longest wait for a connection before shedding, ms; null when unbounded/unknown. */
+  acquireTimeoutMs: number | null;
+  /** Whether overload is refused (503) rather than queued. */
+  shed: boolean | null;
+  /** Any further settings a service reports (query ms, payload size, …). */
+  extra: Record<string, string | number | boolean>;
+}
+
+/** The JSON body of `GET /steps`. */
+export interface ServerStepReport {
+  kind: 'plateau.server-steps';
+  schemaVersion: 1;
+  /** The service's own name, e.g. `statement-api`. */
+  service: string;
+  settings: ServiceSettings;
+  /** When the recorder started (or was last reset), epoch ms. */
+  startedMs: number;
+  /** When this report was produced, epoch ms. */
+  generatedMs: number;
+  /** One bucket per step tag, in the order the steps were first seen. */
+  steps: StepBucket[];
+  /** The last seconds of activity, oldest first (bounded ring buffer). */
+  timeline: TimelinePoint[];
+}

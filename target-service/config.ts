@@ -1,0 +1,137 @@
+// Settings of the reference statement API: defaults in one place, read from env, validated.
+import { type ConfigProblem, PlateauError } from '../contract/index.ts';
+
+/** Every setting of the statement service. */
+export interface ServiceConfig {
+  /** TCP port; 0 picks a free one. */
+  port: number;
+  /** Address to listen on. */
+  host: string;
+  /** PostgreSQL URL; undefined = start an embedded PostgreSQL. */
+  databaseUrl: string | undefined;
+  /** Connections the node-postgres pool may hold. */
+  poolMax: number;
+  /** Duration of the stand-in query (`SELECT pg_sleep`), ms. */
+  queryMs: number;
+  /** Size of the rendered statement before gzip, KiB. */
+  payloadKb: number;
+  /** Render and gzip before borrowing the connection instead of after releasing it. */
+  renderFirst: boolean;
+  /** Refuse overload with 503 + Retry-After (true) or wait without bound (false). */
+  shed: boolean;
+  /** With shed on: requests allowed to wait for a connection before new ones are refused. */
+  queueMax: number;
+  /** With shed on: longest wait for a connection before the request is refused, ms. */
+  acquireTimeoutMs: number;
+  /** Per-step instrumentation and /metrics; off only to measure what they cost. */
+  instrument: boolean;
+}
+
+/** The defaults, and the single place they are written down. */
+export const SERVICE_DEFAULTS: ServiceConfig = {
+  port: 3366,
+  host: '127.0.0.1',
+  databaseUrl: undefined,
+  poolMax: 4,
+  queryMs: 50,
+  payloadKb: 88,
+  renderFirst: false,
+  shed: true,
+  queueMax: 8,
+  acquireTimeoutMs: 200,
+  instrument: true,
+};
+
+type IntSetting = { key: keyof ServiceConfig; env: string; min: number; max: number };
+
+const INT_SETTINGS: IntSetting[] = [
+  { key: 'port', env: 'PORT', min: 0, max: 65535 },
+  { key: 'poolMax', env: 'POOL_MAX', min: 1, max: 1000 },
+  { key: 'queryMs', env: 'QUERY_MS', min: 0, max: 600_000 },
+  { key: 'payloadKb', env: 'PAYLOAD_KB', min: 1, max: 10_240 },
+  { key: 'queueMax', env: 'QUEUE_MAX', min: 0, max: 100_000 },
+  { key: 'acquireTimeoutMs', env: 'ACQUIRE_TIMEOUT_MS', min: 1, max: 600_000 },
+];
+
+const BOOL_SETTINGS: { key: keyof ServiceConfig; env: string }[] = [
+  { key: 'renderFirst', env: 'RENDER_FIRST' },
+  { key: 'shed', env: 'SHED' },
+  { key: 'instrument', env: 'INSTRUMENT' },
+];
+
+/** Environment variables the service reads, for `--set KEY=VALUE` validation and help. */
+export const SERVICE_ENV_KEYS = [
+  ...INT_SETTINGS.map((s) => s.env),
+  ...BOOL_SETTINGS.map((s) => s.env),
+  'HOST',
+  'DATABASE_URL',
+] as const;
+
+const TRUE_WORDS = new Set(['on', 'true', '1', 'yes']);
+const FALSE_WORDS = new Set(['off', 'false', '0', 'no']);
+
+/**
+ * Reads the service settings from environment variables over the defaults, then
+ * `overrides` (a programmatic config) over both. Returns every problem at once instead
+ * of stopping at the first.
+ */
+export function parseServiceConfig(
+  env: Record<string, string | undefined>,
+  overrides: Partial<ServiceConfig> = {},
+): { config: ServiceConfig; problems: ConfigProblem[] } {
+  const config: ServiceConfig = { ...SERVICE_DEFAULTS };
+  const problems: ConfigProblem[] = [];
+  const fields = config as unknown as Record<string, unknown>;
+
+  for (const s of INT_SETTINGS) {
+    const raw = env[s.env];
+    if (raw === undefined || raw.trim() === '') continue;
+    const value = Number(raw.trim());
+    if (!/^-?\d+$/.test(raw.trim()) || value < s.min || value > s.max) {
+      problems.push({
+        setting: s.env,
+        message: `"${raw}" is not accepted`,
+        hint: `use a whole number from ${s.min} to ${s.max}`,
+      });
+      continue;
+    }
+    fields[s.key] = value;
+  }
+  for (const s of BOOL_SETTINGS) {
+    const raw = env[s.env];
+    if (raw === undefined || raw.trim() === '') continue;
+    const word = raw.trim().toLowerCase();
+    if (TRUE_WORDS.has(word)) fields[s.key] = true;
+    else if (FALSE_WORDS.has(word)) fields[s.key] = false;
+    else problems.push({ setting: s.env, message: `"${raw}" is not accepted`, hint: 'use on or off' });
+  }
+  if (env.HOST !== undefined && env.HOST.trim() !== '') config.host = env.HOST.trim();
+  if (env.DATABASE_URL !== undefined && env.DATABASE_URL.trim() !== '') {
+    const url = env.DATABASE_URL.trim();
+    if (!/^postgres(ql)?:\/\//.test(url)) {
+      problems.push({
+        setting: 'DATABASE_URL',
+        message: 'is not a postgres:// or postgresql:// URL',
+        hint: 'use postgres://user:password@host:5432/database, or unset it for an embedded PostgreSQL',
+      });
+    } else {
+      config.databaseUrl = url;
+    }
+  }
+  Object.assign(config, stripUndefined(overrides));
+  return { config, problems };
+}
+
+/** Like {@link parseServiceConfig} but throws one PlateauError listing every problem. */
+export function loadServiceConfig(
+  env: Record<string, string | undefined>,
+  overrides: Partial<ServiceConfig> = {},
+): ServiceConfig {
+  const { config, problems } = parseServiceConfig(env, overrides);
+  if (problems.length > 0) throw PlateauError.invalidConfig(problems, 'service settings');
+  return config;
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

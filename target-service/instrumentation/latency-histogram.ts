@@ -1,0 +1,44 @@
+// Latency percentiles from an HDR histogram (hdr-histogram-js).
+import * as hdr from 'hdr-histogram-js';
+import type { LatencySummary } from '../../contract/index.ts';
+
+/** Values are recorded in microseconds; one hour is the ceiling (larger values clamp). */
+const HIGHEST_US = 3_600_000_000;
+
+/**
+ * A latency distribution with 3 significant digits from 1 µs to 1 h, in a packed
+ * histogram so that hundreds of buckets stay small.
+ */
+export class LatencyHistogram {
+  readonly #histogram = hdr.build({
+    bitBucketSize: 'packed',
+    lowestDiscernibleValue: 1,
+    highestTrackableValue: HIGHEST_US,
+    numberOfSignificantValueDigits: 3,
+    useWebAssembly: false,
+  });
+
+  /** Records one duration in milliseconds (negative values count as 0). */
+  record(durationMs: number): void {
+    const us = Math.min(HIGHEST_US, Math.max(0, Math.round(durationMs * 1000)));
+    this.#histogram.recordValue(us);
+  }
+
+  get count(): number {
+    return this.#histogram.totalCount;
+  }
+
+  /** p50/p95/p99/max in milliseconds; all 0 when empty. */
+  summary(): LatencySummary {
+    const h = this.#histogram;
+    if (h.totalCount === 0) return { count: 0, p50: 0, p95: 0, p99: 0, max: 0 };
+    const ms = (us: number) => Math.round(us) / 1000;
+    return {
+      count: h.totalCount,
+      p50: ms(h.getValueAtPercentile(50)),
+      p95: ms(h.getValueAtPercentile(95)),
+      p99: ms(h.getValueAtPercentile(99)),
+      max: ms(h.maxValue),
+    };
+  }
+}

@@ -1,0 +1,65 @@
+// One request's passage through the service, recorded into its step bucket.
+import type { ShedReason } from '../../contract/index.ts';
+
+/** What a trace reports to; implemented by the StepRecorder. */
+export interface TraceSink {
+  recordWait(trace: RequestTrace, durationMs: number): void;
+  recordQuery(trace: RequestTrace, durationMs: number): void;
+  recordShed(trace: RequestTrace, reason: ShedReason): void;
+  recordFinish(trace: RequestTrace, status: number, handlerMs: number): void;
+  now(): number;
+}
+
+/**
+ * Handle for one in-flight request. Created by `StepRecorder.beginRequest`; the pool
+ * instrumentation records waits and queries through the current trace, and the HTTP
+ * layer calls `finish` once with the status sent.
+ */
+export class RequestTrace {
+  readonly step: string;
+  readonly arrivedMs: number;
+  /** Opaque to callers: the recorder's bucket for this step. */
+  readonly bucketRef: unknown;
+  readonly #sink: TraceSink;
+  #finished = false;
+  #shedReason: ShedReason | undefined;
+
+  constructor(sink: TraceSink, step: string, bucketRef: unknown, arrivedMs: number) {
+    this.#sink = sink;
+    this.step = step;
+    this.bucketRef = bucketRef;
+    this.arrivedMs = arrivedMs;
+  }
+
+  /** Time spent waiting for a pool connection, ms. */
+  recordWaitMs(durationMs: number): void {
+    if (!this.#finished) this.#sink.recordWait(this, durationMs);
+  }
+
+  /** Time one database query took, ms. */
+  recordQueryMs(durationMs: number): void {
+    if (!this.#finished) this.#sink.recordQuery(this, durationMs);
+  }
+
+  /** Marks the request as refused; call before answering 503. At most once. */
+  shed(reason: ShedReason): void {
+    if (this.#finished || this.#shedReason) return;
+    this.#shedReason = reason;
+    this.#sink.recordShed(this, reason);
+  }
+
+  get shedReason(): ShedReason | undefined {
+    return this.#shedReason;
+  }
+
+  get finished(): boolean {
+    return this.#finished;
+  }
+
+  /** Records the response status and the handler time; later calls are ignored. */
+  finish(status: number): void {
+    if (this.#finished) return;
+    this.#finished = true;
+    this.#sink.recordFinish(this, status, this.#sink.now() - this.arrivedMs);
+  }
+}

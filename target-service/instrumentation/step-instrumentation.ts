@@ -1,0 +1,194 @@
+// One object that instruments a Node HTTP service with a pg pool the way plateau measures.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type pg from 'pg';
+import type { ServiceSettings, ShedReason } from '../../contract/index.ts';
+import { ServiceMetrics } from './metrics.ts';
+import { instrumentPool, type PoolProbe } from './pool-instrumentation.ts';
+import type { Clock, ProcessProbe } from './process-probe.ts';
+import { RequestTrace, type TraceSink } from './request-trace.ts';
+import { StepRecorder } from './step-recorder.ts';
+import { runWithTrace } from './trace-context.ts';
+
+/** Options for {@link StepInstrumentation}. */
+export interface StepInstrumentationOptions {
+  /** Name reported in `/steps`, e.g. `statement-api`. */
+  service: string;
+  /** The node-postgres pool whose connections are the resource under study. */
+  pool: pg.Pool;
+  /** The settings analysis needs (at least `poolMax`). */
+  settings: ServiceSettings;
+  /** Where structured log lines go; default stderr. */
+  log?: (line: string) => void;
+  /** false turns every measurement into a no-op (for measuring what instrumentation costs). */
+  enabled?: boolean;
+  clock?: Clock;
+  probe?: ProcessProbe;
+  /** Least time between two `pool_saturated` log lines, ms; default 5000. */
+  saturationLogIntervalMs?: number;
+}
+
+/** HTTP status recorded when the client went away before the response was complete. */
+export const CLIENT_CLOSED_STATUS = 499;
+
+const NOOP_SINK: TraceSink = {
+  recordWait() {},
+  recordQuery() {},
+  recordShed() {},
+  recordFinish() {},
+  now: () => 0,
+};
+
+/**
+ * Per-step instrumentation for a Node HTTP service backed by a node-postgres pool:
+ * `GET /steps`, `POST /steps/reset` and `GET /metrics`, fed from the pool's own events
+ * and from each request's X-Load-Step header.
+ *
+ * ```ts
+ * const steps = new StepInstrumentation({ service: 'orders', pool, settings });
+ * http.createServer((req, res) => {
+ *   if (steps.handleAdminRoute(req, res)) return;
+ *   const trace = steps.traceRequest(req, res);
+ *   steps.run(trace, () => handle(req, res)); // pool.connect()/query inside are attributed
+ * });
+ * ```
+ */
+export class StepInstrumentation {
+  readonly recorder: StepRecorder;
+  readonly metrics: ServiceMetrics | undefined;
+  readonly enabled: boolean;
+  readonly #pool: pg.Pool;
+  readonly #probe: PoolProbe | undefined;
+  readonly #log: (line: string) => void;
+  readonly #logIntervalMs: number;
+  #saturatedTotal = 0;
+  #lastSaturationLogMs = Number.NEGATIVE_INFINITY;
+
+  constructor(options: StepInstrumentationOptions) {
+    this.enabled = options.enabled ?? true;
+    this.#pool = options.pool;
+    this.#log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
+    this.#logIntervalMs = options.saturationLogIntervalMs ?? 5000;
+    this.recorder = new StepRecorder({
+      service: options.service,
+      settings: options.settings,
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.probe ? { probe: options.probe } : {}),
+    });
+    if (this.enabled) {
+      this.#probe = instrumentPool(options.pool, this.recorder, {
+        beforeConnect: () => this.#checkSaturation(),
+      });
+      const probe = this.#probe;
+      this.metrics = new ServiceMetrics(options.pool, () => probe.checkedOut);
+      this.recorder.startTicking();
+    }
+  }
+
+  /**
+   * Answers `GET /steps`, `POST /steps/reset` and `GET /metrics`; returns false for any
+   * other request so the caller handles it.
+   */
+  handleAdminRoute(req: IncomingMessage, res: ServerResponse): boolean {
+    const path = (req.url ?? '/').split('?')[0];
+    if (path === '/steps' && req.method === 'GET') {
+      sendJson(res, 200, this.recorder.report());
+      return true;
+    }
+    if (path === '/steps/reset' && req.method === 'POST') {
+      this.recorder.reset();
+      sendJson(res, 200, { reset: true });
+      return true;
+    }
+    if (path === '/metrics' && req.method === 'GET') {
+      if (!this.metrics) {
+        sendJson(res, 404, { error: 'metrics are off (instrumentation disabled)' });
+        return true;
+      }
+      this.metrics.registry.metrics().then(
+        (text) => {
+          res.writeHead(200, { 'content-type': this.metrics!.registry.contentType });
+          res.end(text);
+        },
+        (error: unknown) => sendJson(res, 500, { error: String(error) }),
+      );
+      return true;
+    }
+    if (path === '/steps' || path === '/steps/reset' || path === '/metrics') {
+      sendJson(res, 405, { error: `method ${req.method} not allowed on ${path}` });
+      return true;
+    }
+    return false;
+  }
+
+  /**
+   * Starts the trace of a request from its X-Load-Step header and finishes it when the
+   * response is sent (status as sent) or the client goes away first (status 499).
+   */
+  traceRequest(req: IncomingMessage, res: ServerResponse): RequestTrace {
+    if (!this.enabled) return new RequestTrace(NOOP_SINK, 'untagged', undefined, 0);
+    const trace = this.recorder.beginRequest(req.headers['x-load-step']);
+    const metrics = this.metrics!;
+    const finish = (status: number) => {
+      if (trace.finished) return;
+      trace.finish(status);
+      metrics.requestDuration.observe(
+        { status: String(status) },
+        (this.recorder.now() - trace.arrivedMs) / 1000,
+      );
+    };
+    res.once('finish', () => finish(res.statusCode));
+    res.once('close', () => finish(res.writableFinished ? res.statusCode : CLIENT_CLOSED_STATUS));
+    return trace;
+  }
+
+  /** Runs `fn` so that pool waits and queries it causes are recorded on `trace`. */
+  run<T>(trace: RequestTrace, fn: () => T): T {
+    return this.enabled ? runWithTrace(trace, fn) : fn();
+  }
+
+  /** Records a refusal (before answering 503 + Retry-After). */
+  shed(trace: RequestTrace, reason: ShedReason): void {
+    if (!this.enabled) return;
+    if (reason === 'queue') this.#checkSaturation();
+    trace.shed(reason);
+    this.metrics!.shed.inc({ reason });
+  }
+
+  /** Stops the timeline tick and detaches from the pool. */
+  close(): void {
+    this.recorder.stopTicking();
+    this.#probe?.detach();
+  }
+
+  #checkSaturation(): void {
+    const { poolMax, queueMax } = this.recorder.settings;
+    if (poolMax === null || queueMax === null) return;
+    const pool = this.#pool;
+    if (pool.totalCount < poolMax || pool.waitingCount < queueMax) return;
+    this.#saturatedTotal++;
+    this.metrics?.saturated.inc();
+    const now = this.recorder.now();
+    if (now - this.#lastSaturationLogMs < this.#logIntervalMs) return;
+    this.#lastSaturationLogMs = now;
+    const inUse = this.#probe?.checkedOut ?? pool.totalCount - pool.idleCount;
+    this.#log(
+      `ts=${new Date(now).toISOString()} level=warn event=pool_saturated total=${this.#saturatedTotal} inUse=${inUse} max=${poolMax} waiting=${pool.waitingCount}`,
+    );
+  }
+}
+
+/** Writes a JSON response with a content length. */
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}

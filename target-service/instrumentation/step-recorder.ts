@@ -1,0 +1,241 @@
+// Per-step buckets of everything the service saw, keyed by the X-Load-Step header.
+import type { ServerStepReport, ServiceSettings, ShedReason, StepBucket } from '../../contract/index.ts';
+import { LatencyHistogram } from './latency-histogram.ts';
+import { PoolWindow } from './pool-window.ts';
+import {
+  type Clock,
+  type ProcessMark,
+  type ProcessProbe,
+  ProcessWindow,
+  systemClock,
+  systemProbe,
+  takeMark,
+} from './process-probe.ts';
+import { RequestTrace, type TraceSink } from './request-trace.ts';
+import { isSpecialStep, MAX_STEP_BUCKETS, SPECIAL_STEPS, stepKeyFromHeader } from './step-key.ts';
+import { Timeline } from './timeline.ts';
+
+/** Options for {@link StepRecorder}. */
+export interface StepRecorderOptions {
+  /** The service's name in reports, e.g. `statement-api`. */
+  service: string;
+  settings: ServiceSettings;
+  clock?: Clock;
+  probe?: ProcessProbe;
+  /** Seconds of per-second timeline kept; default 3600. */
+  timelineSeconds?: number;
+  /** Distinct step buckets before `overflow`; default 256. */
+  maxBuckets?: number;
+}
+
+class Bucket {
+  readonly requestsByStatus = new Map<number, number>();
+  readonly sheds: Record<ShedReason, number> = { queue: 0, timeout: 0 };
+  readonly wait = new LatencyHistogram();
+  readonly query = new LatencyHistogram();
+  readonly handler = new LatencyHistogram();
+  readonly pool = new PoolWindow();
+  readonly process = new ProcessWindow();
+  requests = 0;
+  served = 0;
+  lastMs: number;
+
+  constructor(
+    readonly key: string,
+    readonly firstMs: number,
+  ) {
+    this.lastMs = firstMs;
+  }
+}
+
+/**
+ * The service side of a capacity study. Every request is counted in the bucket of its
+ * step tag; pool state changes (fed by the pool instrumentation on every acquire,
+ * release and queue change) are integrated exactly over the time each step was current.
+ *
+ * The *current* step is the newest step tag seen: a tag becomes current the first time
+ * it arrives, and late requests of an earlier step (arrivals jittered across a step
+ * boundary) count in their own bucket without taking the pool figures back. The special
+ * buckets (`untagged`, `invalid`, `overflow`) become current only while no real step
+ * has been seen, so a stray probe request does not steal a step's utilisation.
+ */
+export class StepRecorder implements TraceSink {
+  readonly service: string;
+  readonly settings: ServiceSettings;
+  readonly #clock: Clock;
+  readonly #probe: ProcessProbe;
+  readonly #maxBuckets: number;
+  readonly #timelineSeconds: number;
+  #buckets = new Map<string, Bucket>();
+  #current: Bucket | undefined;
+  #currentMark: ProcessMark;
+  #timeline: Timeline;
+  #startedMs: number;
+  // The pool's state and when it last changed: it is a real fact, so reset() keeps it.
+  #checkedOut = 0;
+  #waiting = 0;
+  #sinceMs: number;
+  #tick: NodeJS.Timeout | undefined;
+
+  constructor(options: StepRecorderOptions) {
+    this.service = options.service;
+    this.settings = options.settings;
+    this.#clock = options.clock ?? systemClock;
+    this.#probe = options.probe ?? systemProbe;
+    this.#maxBuckets = options.maxBuckets ?? MAX_STEP_BUCKETS;
+    this.#timelineSeconds = options.timelineSeconds ?? 3600;
+    this.#startedMs = this.#clock.now();
+    this.#sinceMs = this.#startedMs;
+    this.#currentMark = takeMark(this.#clock, this.#probe);
+    this.#timeline = new Timeline(this.#timelineSeconds, this.#clock, this.#probe);
+  }
+
+  /** Closes timeline seconds once a second even when no request arrives. Idempotent. */
+  startTicking(): void {
+    this.#tick ??= setInterval(() => this.#advance(this.#clock.now()), 1000);
+    this.#tick.unref();
+  }
+
+  stopTicking(): void {
+    if (this.#tick) clearInterval(this.#tick);
+    this.#tick = undefined;
+  }
+
+  now(): number {
+    return this.#clock.now();
+  }
+
+  /** Starts a trace for a request that arrived now with this X-Load-Step header value. */
+  beginRequest(stepHeader: string | string[] | undefined): RequestTrace {
+    const now = this.#clock.now();
+    this.#advance(now);
+    const bucket = this.#bucketFor(stepKeyFromHeader(stepHeader), now);
+    bucket.requests++;
+    bucket.lastMs = now;
+    return new RequestTrace(this, bucket.key, bucket, now);
+  }
+
+  /**
+   * The pool's state changed (or was re-read): `checkedOut` connections are in use and
+   * `waiting` requests wait for one. Call on every acquire, release and queue change.
+   */
+  poolState(checkedOut: number, waiting: number): void {
+    const now = this.#clock.now();
+    this.#advance(now);
+    this.#checkedOut = checkedOut;
+    this.#waiting = waiting;
+    this.#current?.pool.observe(checkedOut, waiting);
+    this.#timeline.observe(checkedOut, waiting);
+  }
+
+  recordWait(trace: RequestTrace, durationMs: number): void {
+    (trace.bucketRef as Bucket).wait.record(durationMs);
+  }
+
+  recordQuery(trace: RequestTrace, durationMs: number): void {
+    (trace.bucketRef as Bucket).query.record(durationMs);
+  }
+
+  recordShed(trace: RequestTrace, reason: ShedReason): void {
+    (trace.bucketRef as Bucket).sheds[reason]++;
+    this.#advance(this.#clock.now());
+    this.#timeline.countShed();
+  }
+
+  recordFinish(trace: RequestTrace, status: number, handlerMs: number): void {
+    const bucket = trace.bucketRef as Bucket;
+    bucket.handler.record(handlerMs);
+    bucket.requestsByStatus.set(status, (bucket.requestsByStatus.get(status) ?? 0) + 1);
+    if (status === 200) {
+      bucket.served++;
+      this.#advance(this.#clock.now());
+      this.#timeline.countServed();
+    }
+  }
+
+  /** The `GET /steps` body: every bucket in first-seen order and the closed seconds. */
+  report(): ServerStepReport {
+    const now = this.#clock.now();
+    this.#advance(now);
+    const mark = takeMark(this.#clock, this.#probe);
+    const poolMax = this.settings.poolMax;
+    const steps: StepBucket[] = [...this.#buckets.values()].map((b) => {
+      const process = b === this.#current ? b.process.plus(this.#currentMark, mark) : b.process;
+      const windowMs = b.lastMs - b.firstMs;
+      const statuses: Record<string, number> = {};
+      for (const [status, count] of [...b.requestsByStatus].sort((x, y) => x[0] - y[0])) {
+        statuses[String(status)] = count;
+      }
+      return {
+        step: b.key,
+        firstRequestMs: Math.round(b.firstMs),
+        lastRequestMs: Math.round(b.lastMs),
+        requests: b.requests,
+        served: b.served,
+        servedPerSec: windowMs >= 1000 ? Math.round((b.served / (windowMs / 1000)) * 100) / 100 : null,
+        statuses,
+        sheds: { ...b.sheds },
+        waitMs: b.wait.summary(),
+        queryMs: b.query.summary(),
+        handlerMs: b.handler.summary(),
+        pool: b.pool.utilisation(poolMax),
+        process: {
+          userMs: Math.round(process.userUs / 100) / 10,
+          systemMs: Math.round(process.systemUs / 100) / 10,
+          cpuPct: Math.round(process.cpuPct * 10) / 10,
+          eventLoopUtilization: Math.round(process.eventLoopUtilization * 1000) / 1000,
+        },
+      };
+    });
+    return {
+      kind: 'plateau.server-steps',
+      schemaVersion: 1,
+      service: this.service,
+      settings: this.settings,
+      startedMs: Math.round(this.#startedMs),
+      generatedMs: Math.round(now),
+      steps,
+      timeline: this.#timeline.points(),
+    };
+  }
+
+  /** Forgets every bucket and the timeline (the pool's live state is kept). */
+  reset(): void {
+    const now = this.#clock.now();
+    this.#advance(now);
+    this.#buckets = new Map();
+    this.#current = undefined;
+    this.#startedMs = now;
+    this.#currentMark = takeMark(this.#clock, this.#probe);
+    this.#timeline = new Timeline(this.#timelineSeconds, this.#clock, this.#probe);
+  }
+
+  #bucketFor(key: string, now: number): Bucket {
+    let bucket = this.#buckets.get(key);
+    if (bucket) return bucket;
+    if (this.#buckets.size >= this.#maxBuckets && !isSpecialStep(key)) {
+      return this.#bucketFor(SPECIAL_STEPS.overflow, now);
+    }
+    bucket = new Bucket(key, now);
+    this.#buckets.set(key, bucket);
+    const current = this.#current;
+    if (!current || !isSpecialStep(key) || isSpecialStep(current.key)) this.#makeCurrent(bucket);
+    return bucket;
+  }
+
+  #makeCurrent(bucket: Bucket): void {
+    const mark = takeMark(this.#clock, this.#probe);
+    this.#current?.process.addBetween(this.#currentMark, mark);
+    this.#currentMark = mark;
+    this.#current = bucket;
+    bucket.pool.observe(this.#checkedOut, this.#waiting);
+  }
+
+  /** Integrates the pool state held since the last change up to `now`. */
+  #advance(now: number): void {
+    if (now <= this.#sinceMs) return;
+    this.#current?.pool.add(now - this.#sinceMs, this.#checkedOut, this.#waiting);
+    this.#timeline.advance(this.#sinceMs, now, this.#checkedOut, this.#waiting, this.#current?.key ?? null);
+    this.#sinceMs = now;
+  }
+}

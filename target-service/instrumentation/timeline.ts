@@ -1,0 +1,116 @@
+// A per-second record of the service, in a bounded ring buffer.
+import type { TimelinePoint } from '../../contract/index.ts';
+import { PoolWindow } from './pool-window.ts';
+import { type Clock, type ProcessMark, type ProcessProbe, takeMark } from './process-probe.ts';
+
+interface OpenSecond {
+  /** Epoch second this slot covers. */
+  t: number;
+  pool: PoolWindow;
+  served: number;
+  shed: number;
+}
+
+/**
+ * Per-second served/shed counts and exact time-weighted pool figures. Seconds close when
+ * time is advanced past their end (by any event, or the recorder's 1 s tick). CPU % is
+ * measured between closings: seconds closed together share the CPU used over their span.
+ */
+export class Timeline {
+  readonly #capacity: number;
+  readonly #clock: Clock;
+  readonly #probe: ProcessProbe;
+  #points: TimelinePoint[] = [];
+  #open: OpenSecond | undefined;
+  #cpuMark: ProcessMark;
+
+  /** `capacity` is the number of seconds kept (oldest dropped first). */
+  constructor(capacity: number, clock: Clock, probe: ProcessProbe) {
+    this.#capacity = capacity;
+    this.#clock = clock;
+    this.#probe = probe;
+    this.#cpuMark = takeMark(clock, probe);
+  }
+
+  /**
+   * Accounts for [fromMs, toMs) during which the pool held `checkedOut` and `waiting`,
+   * closing every second that ends inside the interval. `step` labels closed seconds.
+   */
+  advance(fromMs: number, toMs: number, checkedOut: number, waiting: number, step: string | null): void {
+    const open = this.#openAt(fromMs);
+    let from = fromMs;
+    let slot = open;
+    const closed: OpenSecond[] = [];
+    while (toMs >= (slot.t + 1) * 1000) {
+      const boundary = (slot.t + 1) * 1000;
+      slot.pool.add(boundary - from, checkedOut, waiting);
+      closed.push(slot);
+      from = boundary;
+      // After a long idle gap only the last `capacity` seconds can be kept anyway.
+      const nextT = Math.max(slot.t + 1, Math.floor(toMs / 1000) - this.#capacity);
+      if (nextT > slot.t + 1) from = nextT * 1000;
+      slot = this.#newSecond(nextT, checkedOut, waiting);
+    }
+    slot.pool.add(toMs - from, checkedOut, waiting);
+    this.#open = slot;
+    if (closed.length > 0) this.#close(closed, step);
+  }
+
+  /** Notes a pool state reached now, for the open second's maxima. */
+  observe(checkedOut: number, waiting: number): void {
+    this.#open?.pool.observe(checkedOut, waiting);
+  }
+
+  /** Counts a 200 in the open second (call after advancing to now). */
+  countServed(): void {
+    if (this.#open) this.#open.served++;
+  }
+
+  /** Counts a refusal in the open second (call after advancing to now). */
+  countShed(): void {
+    if (this.#open) this.#open.shed++;
+  }
+
+  /** Closed seconds, oldest first. */
+  points(): TimelinePoint[] {
+    return this.#points.slice();
+  }
+
+  clear(): void {
+    this.#points = [];
+    this.#open = undefined;
+    this.#cpuMark = takeMark(this.#clock, this.#probe);
+  }
+
+  #openAt(ms: number): OpenSecond {
+    if (!this.#open) this.#open = this.#newSecond(Math.floor(ms / 1000), 0, 0);
+    return this.#open;
+  }
+
+  #newSecond(t: number, checkedOut: number, waiting: number): OpenSecond {
+    const pool = new PoolWindow();
+    pool.observe(checkedOut, waiting);
+    return { t, pool, served: 0, shed: 0 };
+  }
+
+  #close(seconds: OpenSecond[], step: string | null): void {
+    const mark = takeMark(this.#clock, this.#probe);
+    const wallMs = mark.wallMs - this.#cpuMark.wallMs;
+    const cpuUs = mark.userUs - this.#cpuMark.userUs + mark.systemUs - this.#cpuMark.systemUs;
+    const cpuPct = wallMs > 0 ? Math.round((cpuUs / 1000 / wallMs) * 1000) / 10 : 0;
+    this.#cpuMark = mark;
+    for (const s of seconds) {
+      this.#points.push({
+        t: s.t,
+        step,
+        served: s.served,
+        shed: s.shed,
+        checkedOutMean: Math.round(s.pool.checkedOutMean * 1000) / 1000,
+        waitingMean: Math.round(s.pool.waitingMean * 1000) / 1000,
+        waitingMax: s.pool.waitingMax,
+        cpuPct,
+      });
+    }
+    if (this.#points.length > this.#capacity) this.#points.splice(0, this.#points.length - this.#capacity);
+  }
+}

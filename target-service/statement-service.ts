@@ -1,0 +1,207 @@
+// The reference statement API: a bounded pg pool, load shedding, per-step instrumentation.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pg from 'pg';
+import type { ServiceConfig } from './config.ts';
+import { StepInstrumentation, sendJson } from './instrumentation/index.ts';
+import type { RequestTrace } from './instrumentation/request-trace.ts';
+import { ACCOUNT_LIMIT, parseAccount, renderStatementGzip } from './statement.ts';
+
+/** The service's name in `/steps` and in capacity records. */
+export const SERVICE_NAME = 'statement-api';
+
+/** Seconds a refused client is told to wait before retrying. */
+const RETRY_AFTER_SECONDS = '1';
+
+/** How long a graceful stop waits for in-flight requests before closing sockets. */
+const DRAIN_TIMEOUT_MS = 30_000;
+
+/** A running statement service. */
+export interface StatementService {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  port: number;
+  config: ServiceConfig;
+  pool: pg.Pool;
+  instrumentation: StepInstrumentation;
+  server: Server;
+  /**
+   * Graceful stop: refuse new connections, let in-flight requests finish (up to 30 s),
+   * then close the pool. Safe to call twice.
+   */
+  close(): Promise<void>;
+}
+
+/** Options besides the service settings. */
+export interface StartOptions {
+  /** Structured log lines (saturation events, pool errors); default stderr. */
+  log?: (line: string) => void;
+}
+
+/**
+ * Starts the statement API on `config.host:config.port` against `databaseUrl`. The pool is
+ * warmed to `poolMax` connections first, so the first step does not pay for connecting.
+ */
+export async function startStatementService(
+  config: ServiceConfig,
+  databaseUrl: string,
+  options: StartOptions = {},
+): Promise<StatementService> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: config.poolMax,
+    // node-postgres's acquire timeout; 0 waits forever, which is what SHED=off means.
+    connectionTimeoutMillis: config.shed ? config.acquireTimeoutMs : 0,
+    // Keep connections open between steps: reconnecting would be measured as load.
+    idleTimeoutMillis: 0,
+  });
+  pool.on('error', (error) =>
+    log(`level=error event=pool_client_error message=${JSON.stringify(error.message)}`),
+  );
+  await warm(pool, config.poolMax);
+
+  const instrumentation = new StepInstrumentation({
+    service: SERVICE_NAME,
+    pool,
+    enabled: config.instrument,
+    log,
+    settings: {
+      poolMax: config.poolMax,
+      queueMax: config.shed ? config.queueMax : null,
+      acquireTimeoutMs: config.shed ? config.acquireTimeoutMs : null,
+      shed: config.shed,
+      extra: { queryMs: config.queryMs, payloadKb: config.payloadKb, renderFirst: config.renderFirst },
+    },
+  });
+
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
+    if (instrumentation.handleAdminRoute(req, res)) return;
+    const url = new URL(req.url ?? '/', 'http://service.invalid');
+    if (url.pathname === '/healthz') {
+      sendJson(res, 200, { status: 'ok' });
+      return;
+    }
+    if (url.pathname !== '/statement') {
+      sendJson(res, 404, {
+        error: 'not_found',
+        message: `no route ${url.pathname}; try GET /statement?account=1`,
+      });
+      return;
+    }
+    if (req.method !== 'GET') {
+      sendJson(res, 405, { error: 'method_not_allowed', message: 'use GET' }, { allow: 'GET' });
+      return;
+    }
+    const trace = instrumentation.traceRequest(req, res);
+    instrumentation
+      .run(trace, () => serveStatement(url, res, trace, pool, config, instrumentation))
+      .catch((error: unknown) => {
+        log(`level=error event=handler_error message=${JSON.stringify(String(error))}`);
+        if (!res.headersSent)
+          sendJson(res, 500, { error: 'internal', message: 'unexpected error; see the service log' });
+        else res.destroy();
+      });
+  };
+
+  const server = createServer(handle);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Idle keep-alive sockets would hold close() open; in-flight ones finish first.
+      const sweep = setInterval(() => server.closeIdleConnections(), 100);
+      const deadline = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS);
+      server.closeIdleConnections();
+      await closed;
+      clearInterval(sweep);
+      clearTimeout(deadline);
+      instrumentation.close();
+      await pool.end();
+    })();
+    return closing;
+  };
+
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  return { url: `http://${host}:${port}`, port, config, pool, instrumentation, server, close };
+}
+
+async function serveStatement(
+  url: URL,
+  res: ServerResponse,
+  trace: RequestTrace,
+  pool: pg.Pool,
+  config: ServiceConfig,
+  instrumentation: StepInstrumentation,
+): Promise<void> {
+  const account = parseAccount(url.searchParams.get('account'));
+  if (account === undefined) {
+    sendJson(res, 400, {
+      error: 'bad_request',
+      message: `account must be an integer 0 <= id < ${ACCOUNT_LIMIT}, e.g. /statement?account=42`,
+    });
+    return;
+  }
+  let body = config.renderFirst ? renderStatementGzip(account, config.payloadKb) : undefined;
+
+  if (config.shed && pool.waitingCount >= config.queueMax) {
+    refuse(res, trace, instrumentation, 'queue');
+    return;
+  }
+  let client: pg.PoolClient;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    if (config.shed && isAcquireTimeout(error)) {
+      refuse(res, trace, instrumentation, 'timeout');
+      return;
+    }
+    throw error;
+  }
+  try {
+    await client.query('SELECT pg_sleep($1)', [config.queryMs / 1000]);
+    client.release();
+  } catch (error) {
+    // A failed connection must not go back to the pool.
+    client.release(error instanceof Error ? error : new Error(String(error)));
+    throw error;
+  }
+  body ??= renderStatementGzip(account, config.payloadKb);
+  res.writeHead(200, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-encoding': 'gzip',
+    'content-length': body.length,
+    'cache-control': 'no-store',
+  });
+  res.end(body);
+}
+
+function refuse(
+  res: ServerResponse,
+  trace: RequestTrace,
+  instrumentation: StepInstrumentation,
+  reason: 'queue' | 'timeout',
+) {
+  instrumentation.shed(trace, reason);
+  sendJson(res, 503, { error: 'overloaded', reason }, { 'retry-after': RETRY_AFTER_SECONDS });
+}
+
+function isAcquireTimeout(error: unknown): boolean {
+  return error instanceof Error && error.message.includes('timeout exceeded when trying to connect');
+}
+
+/** Opens `size` connections up front (and checks the database answers). */
+async function warm(pool: pg.Pool, size: number): Promise<void> {
+  const clients = await Promise.all(Array.from({ length: size }, () => pool.connect()));
+  await clients[0]?.query('SELECT 1');
+  for (const client of clients) client.release();
+}
