@@ -36,10 +36,9 @@ the embedded database close, and the process exits 0.`,
       const config = loadServiceConfig(env);
       setSignalPolicy({ exitCode: () => 0 });
       const db = await openDatabase({ databaseUrl: config.databaseUrl });
-      const dbLabel =
-        db.info.kind === 'embedded' ? 'embedded PostgreSQL' : `PostgreSQL at ${redactUrl(db.url)}`;
+      const where = db.dataDir ? `embedded, data in ${db.dataDir}` : redactUrl(db.url);
       process.stderr.write(
-        `database: ${dbLabel} ${db.info.serverVersion}, ${db.info.ordinarySlots} connection slots for ordinary roles\n`,
+        `database: PostgreSQL ${db.info.serverVersion} (${where}), ${db.info.ordinarySlots} connection slots for ordinary roles\n`,
       );
       const service = await startStatementService(config, db.url);
       registerCleanup({ name: 'statement service', stop: () => service.close() });

@@ -138,8 +138,9 @@ export class StepRecorder implements TraceSink {
 
   recordShed(trace: RequestTrace, reason: ShedReason): void {
     (trace.bucketRef as Bucket).sheds[reason]++;
-    this.#advance(this.#clock.now());
-    this.#timeline.countShed();
+    const now = this.#clock.now();
+    this.#advance(now);
+    this.#timeline.countShed(now);
   }
 
   recordFinish(trace: RequestTrace, status: number, handlerMs: number): void {
@@ -148,8 +149,9 @@ export class StepRecorder implements TraceSink {
     bucket.requestsByStatus.set(status, (bucket.requestsByStatus.get(status) ?? 0) + 1);
     if (status === 200) {
       bucket.served++;
-      this.#advance(this.#clock.now());
-      this.#timeline.countServed();
+      const now = this.#clock.now();
+      this.#advance(now);
+      this.#timeline.countServed(now);
     }
   }
 

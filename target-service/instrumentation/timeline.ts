@@ -61,14 +61,14 @@ export class Timeline {
     this.#open?.pool.observe(checkedOut, waiting);
   }
 
-  /** Counts a 200 in the open second (call after advancing to now). */
-  countServed(): void {
-    if (this.#open) this.#open.served++;
+  /** Counts a 200 in the open second (call after advancing to `nowMs`). */
+  countServed(nowMs: number): void {
+    this.#openAt(nowMs).served++;
   }
 
-  /** Counts a refusal in the open second (call after advancing to now). */
-  countShed(): void {
-    if (this.#open) this.#open.shed++;
+  /** Counts a refusal in the open second (call after advancing to `nowMs`). */
+  countShed(nowMs: number): void {
+    this.#openAt(nowMs).shed++;
   }
 
   /** Closed seconds, oldest first. */

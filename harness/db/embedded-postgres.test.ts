@@ -1,0 +1,84 @@
+// The embedded cluster leaves nothing behind, however the process ends.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { processesMatching, waitFor } from '../../test/helpers/processes.ts';
+import { startEmbeddedPostgres } from './embedded-postgres.ts';
+
+const fixture = fileURLToPath(new URL('../../test/fixtures/db-lifecycle.ts', import.meta.url));
+
+/** Runs the fixture in `mode`, optionally signals it once the database is up. */
+async function runFixture(mode: string, signal?: NodeJS.Signals) {
+  const child = spawn(process.execPath, ['--import', 'tsx', fixture, mode], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const started = new Promise<{ dataDir: string }>((resolve, reject) => {
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      const line = stdout.split('\n')[0];
+      if (stdout.includes('\n') && line) resolve(JSON.parse(line));
+    });
+    child.on('exit', () => reject(new Error(`fixture exited before starting: ${stderr}`)));
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const { dataDir } = await started;
+  assert.ok(processesMatching(dataDir).length > 0, 'postgres was running');
+  if (signal) child.kill(signal);
+  const code = await exited;
+  return { dataDir, code, stderr };
+}
+
+async function assertNothingLeft(dataDir: string) {
+  const gone = await waitFor(() => processesMatching(dataDir).length === 0, 10_000);
+  assert.ok(gone, `no postgres process left for ${dataDir}: ${processesMatching(dataDir).join(',')}`);
+  assert.equal(existsSync(dataDir), false, 'data directory deleted');
+}
+
+test('stop() stops the cluster and deletes its directory', async () => {
+  const { dataDir, code } = await runFixture('stop');
+  assert.equal(code, 0);
+  await assertNothingLeft(dataDir);
+});
+
+test('a normal exit without stop() leaves nothing behind', async () => {
+  const { dataDir, code } = await runFixture('exit');
+  assert.equal(code, 0);
+  await assertNothingLeft(dataDir);
+});
+
+test('an uncaught error leaves nothing behind', async () => {
+  const { dataDir, code, stderr } = await runFixture('throw');
+  assert.notEqual(code, 0);
+  assert.match(stderr, /boom/);
+  await assertNothingLeft(dataDir);
+});
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  test(`${signal} leaves nothing behind`, async () => {
+    const { dataDir, code } = await runFixture('signal', signal);
+    assert.equal(code, signal === 'SIGINT' ? 130 : 143);
+    await assertNothingLeft(dataDir);
+  });
+}
+
+test('the cluster reports its version and connection slots', async () => {
+  const db = await startEmbeddedPostgres();
+  try {
+    assert.equal(db.info.kind, 'embedded');
+    assert.match(db.info.serverVersion, /^18\./);
+    assert.equal(
+      db.info.ordinarySlots,
+      db.info.maxConnections - db.info.superuserReservedConnections - db.info.reservedConnections,
+    );
+    assert.ok(db.info.ordinarySlots > 0);
+  } finally {
+    await db.stop();
+  }
+});

@@ -1,0 +1,186 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { FakeClock, FakeProbe } from '../../test/helpers/fake-time.ts';
+import { StepRecorder } from './step-recorder.ts';
+
+const settings = { poolMax: 4, queueMax: 8, acquireTimeoutMs: 200, shed: true, extra: {} };
+
+function recorder(options: { maxBuckets?: number } = {}) {
+  const clock = new FakeClock();
+  const probe = new FakeProbe();
+  const steps = new StepRecorder({ service: 'test', settings, clock, probe, ...options });
+  return { clock, probe, steps };
+}
+
+function bucket(steps: StepRecorder, key: string) {
+  const found = steps.report().steps.find((s) => s.step === key);
+  assert.ok(found, `bucket ${key} exists`);
+  return found;
+}
+
+test('pool utilisation is the exact time-weighted mean over the time a step was current', () => {
+  const { clock, steps } = recorder();
+  steps.beginRequest('r020').finish(200);
+  clock.advance(100);
+  steps.poolState(2, 0); // 2 checked out for 200 ms
+  clock.advance(200);
+  steps.poolState(4, 3); // 4 checked out, 3 waiting for 400 ms
+  clock.advance(400);
+  steps.poolState(0, 0); // idle for the last 300 ms
+  clock.advance(300);
+  const pool = bucket(steps, 'r020').pool;
+  assert.equal(pool.currentMs, 1000);
+  // (2·200 + 4·400) / 1000 = 2.0 connections; 2.0 / 4 = 50 %
+  assert.equal(pool.checkedOutMean, 2);
+  assert.equal(pool.checkedOutPct, 50);
+  assert.equal(pool.checkedOutMax, 4);
+  // 3·400 / 1000 = 1.2 waiting
+  assert.equal(pool.waitingMean, 1.2);
+  assert.equal(pool.waitingMax, 3);
+});
+
+test('a new step takes over the pool figures; late requests of the old step do not take them back', () => {
+  const { clock, steps } = recorder();
+  steps.beginRequest('r020');
+  steps.poolState(1, 0);
+  clock.advance(1000);
+  steps.beginRequest('r040'); // r040 is current from here
+  steps.poolState(3, 0);
+  clock.advance(500);
+  steps.beginRequest('r020'); // a jittered late arrival of the previous step
+  clock.advance(500);
+  const r020 = bucket(steps, 'r020');
+  const r040 = bucket(steps, 'r040');
+  assert.equal(r020.requests, 2);
+  assert.equal(r020.pool.currentMs, 1000);
+  assert.equal(r020.pool.checkedOutMean, 1);
+  assert.equal(r040.pool.currentMs, 1000);
+  assert.equal(r040.pool.checkedOutMean, 3);
+});
+
+test('special buckets never steal the current step once a real step exists', () => {
+  const { clock, steps } = recorder();
+  steps.beginRequest(undefined); // untagged first: current while nothing else is
+  steps.poolState(1, 0);
+  clock.advance(100);
+  steps.beginRequest('r020');
+  clock.advance(100);
+  steps.beginRequest('<bad>'); // invalid
+  clock.advance(800);
+  assert.equal(bucket(steps, 'untagged').pool.currentMs, 100);
+  assert.equal(bucket(steps, 'r020').pool.currentMs, 900);
+  assert.equal(bucket(steps, 'invalid').pool.currentMs, 0);
+  assert.equal(bucket(steps, 'invalid').requests, 1);
+});
+
+test('distinct tags beyond the bucket limit land in overflow', () => {
+  const { steps } = recorder({ maxBuckets: 3 });
+  for (const tag of ['a', 'b', 'c', 'd', 'e']) steps.beginRequest(tag);
+  const keys = steps.report().steps.map((s) => s.step);
+  assert.deepEqual(keys, ['a', 'b', 'c', 'overflow']);
+  assert.equal(bucket(steps, 'overflow').requests, 2);
+});
+
+test('statuses, sheds and served rate are counted per step', () => {
+  const { clock, steps } = recorder();
+  for (let i = 0; i < 10; i++) {
+    const trace = steps.beginRequest('r010');
+    if (i < 7) trace.finish(200);
+    else {
+      trace.shed(i === 9 ? 'timeout' : 'queue');
+      trace.finish(503);
+    }
+    clock.advance(250);
+  }
+  const r010 = bucket(steps, 'r010');
+  assert.equal(r010.requests, 10);
+  assert.equal(r010.served, 7);
+  assert.deepEqual(r010.statuses, { '200': 7, '503': 3 });
+  assert.deepEqual(r010.sheds, { queue: 2, timeout: 1 });
+  // 7 served over the 2.25 s between the first and the last arrival
+  assert.equal(r010.servedPerSec, Math.round((7 / 2.25) * 100) / 100);
+});
+
+test('CPU and event-loop utilisation are attributed to the step that was current', () => {
+  const { clock, probe, steps } = recorder();
+  steps.beginRequest('r020');
+  clock.advance(1000);
+  probe.userUs += 200_000; // 200 ms of CPU in 1 s → 20 %
+  probe.activeMs += 250;
+  probe.idleMs += 750;
+  steps.beginRequest('r040');
+  clock.advance(1000);
+  probe.userUs += 500_000;
+  probe.systemUs += 100_000; // 600 ms in 1 s → 60 %
+  probe.activeMs += 600;
+  probe.idleMs += 400;
+  assert.equal(bucket(steps, 'r020').process.cpuPct, 20);
+  assert.equal(bucket(steps, 'r020').process.eventLoopUtilization, 0.25);
+  assert.equal(bucket(steps, 'r040').process.cpuPct, 60);
+  assert.equal(bucket(steps, 'r040').process.eventLoopUtilization, 0.6);
+});
+
+test('the timeline closes whole seconds with served, shed and pool means', () => {
+  const { clock, steps } = recorder();
+  clock.ms = 1_800_000_000_000; // on a second boundary
+  steps.beginRequest('r020').finish(200);
+  steps.poolState(2, 0);
+  clock.advance(500);
+  steps.poolState(4, 2);
+  const shedTrace = steps.beginRequest('r020');
+  shedTrace.shed('queue');
+  shedTrace.finish(503);
+  clock.advance(1000); // into the next second
+  steps.poolState(0, 0);
+  clock.advance(1600);
+  steps.beginRequest('r020');
+  const timeline = steps.report().timeline;
+  assert.equal(timeline.length, 3);
+  const [first, second, third] = timeline;
+  assert.equal(first?.t, 1_800_000_000);
+  assert.equal(first?.served, 1);
+  assert.equal(first?.shed, 1);
+  assert.equal(first?.checkedOutMean, 3); // 2 for 0.5 s, 4 for 0.5 s
+  assert.equal(first?.waitingMean, 1);
+  assert.equal(second?.checkedOutMean, 2); // 4 for 0.5 s, 0 for 0.5 s
+  assert.equal(third?.checkedOutMean, 0);
+  assert.equal(third?.step, 'r020');
+});
+
+test('the timeline is a bounded ring buffer', () => {
+  const clock = new FakeClock();
+  const steps = new StepRecorder({
+    service: 't',
+    settings,
+    clock,
+    probe: new FakeProbe(),
+    timelineSeconds: 5,
+  });
+  steps.beginRequest('r001');
+  for (let i = 0; i < 20; i++) {
+    clock.advance(1000);
+    steps.beginRequest('r001');
+  }
+  const timeline = steps.report().timeline;
+  assert.equal(timeline.length, 5);
+  // Strictly consecutive seconds, the newest kept.
+  for (let i = 1; i < timeline.length; i++) assert.equal(timeline[i]!.t, timeline[i - 1]!.t + 1);
+  // A long idle gap does not loop over every missed second, and still keeps the bound.
+  clock.advance(10 * 24 * 3600 * 1000);
+  steps.beginRequest('r001');
+  assert.equal(steps.report().timeline.length, 5);
+});
+
+test('reset forgets buckets but keeps the live pool state', () => {
+  const { clock, steps } = recorder();
+  steps.beginRequest('r020');
+  steps.poolState(3, 1);
+  clock.advance(1000);
+  steps.reset();
+  assert.equal(steps.report().steps.length, 0);
+  steps.beginRequest('r040');
+  clock.advance(1000);
+  const r040 = bucket(steps, 'r040');
+  assert.equal(r040.pool.checkedOutMean, 3, 'connections still checked out are still counted');
+  assert.equal(r040.pool.waitingMax, 1);
+});

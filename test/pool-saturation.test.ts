@@ -1,0 +1,119 @@
+// Overload behaviour and pool utilisation, against a real embedded PostgreSQL.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { ServerStepReport, StepBucket } from '../contract/index.ts';
+import { fetchText, type TestResponse } from './helpers/http.ts';
+import { useStatementServices } from './helpers/service.ts';
+
+const startService = useStatementServices();
+
+function concurrent(url: string, count: number, step: string): Promise<TestResponse[]> {
+  return Promise.all(
+    Array.from({ length: count }, (_, i) =>
+      fetchText(`${url}/statement?account=${i}`, { 'x-load-step': step }),
+    ),
+  );
+}
+
+async function stepOf(url: string, step: string): Promise<StepBucket> {
+  const report = JSON.parse((await fetchText(`${url}/steps`)).text) as ServerStepReport;
+  const bucket = report.steps.find((s) => s.step === step);
+  assert.ok(bucket, `bucket ${step} exists`);
+  return bucket;
+}
+
+test('POOL_MAX=2, QUEUE_MAX=2, 10 at once: the overflow is shed with 503 queue + Retry-After', async () => {
+  const service = await startService({ poolMax: 2, queueMax: 2, queryMs: 100, payloadKb: 1 });
+  const started = Date.now();
+  const responses = await concurrent(service.url, 10, 'burst');
+  assert.ok(Date.now() - started < 10_000, 'nothing hangs');
+  const ok = responses.filter((r) => r.status === 200);
+  const shed = responses.filter((r) => r.status === 503);
+  assert.equal(ok.length + shed.length, 10, 'only 200 and 503');
+  assert.ok(ok.length >= 2, `at least the pool's worth served, got ${ok.length}`);
+  assert.ok(shed.length >= 1, 'some refused');
+  for (const r of shed) {
+    assert.deepEqual(JSON.parse(r.text), { error: 'overloaded', reason: 'queue' });
+    assert.equal(r.headers['retry-after'], '1');
+  }
+  const bucket = await stepOf(service.url, 'burst');
+  assert.equal(bucket.sheds.queue, shed.length);
+  assert.equal(bucket.statuses['503'], shed.length);
+  assert.ok(bucket.pool.waitingMax <= 2, 'the queue never grew past QUEUE_MAX');
+  assert.ok(
+    service.logs.some((l) => /event=pool_saturated total=\d+ inUse=2 max=2 waiting=2/.test(l)),
+    'a saturation log line',
+  );
+});
+
+test('a wait longer than ACQUIRE_TIMEOUT_MS is shed with reason timeout', async () => {
+  const service = await startService({
+    poolMax: 1,
+    queueMax: 10,
+    acquireTimeoutMs: 50,
+    queryMs: 400,
+    payloadKb: 1,
+  });
+  const responses = await concurrent(service.url, 3, 'slow');
+  const statuses = responses.map((r) => r.status).sort();
+  assert.deepEqual(statuses, [200, 503, 503]);
+  for (const r of responses.filter((x) => x.status === 503)) {
+    assert.deepEqual(JSON.parse(r.text), { error: 'overloaded', reason: 'timeout' });
+    assert.equal(r.headers['retry-after'], '1');
+  }
+  const bucket = await stepOf(service.url, 'slow');
+  assert.equal(bucket.sheds.timeout, 2);
+  assert.ok(bucket.waitMs.max >= 45, `timed-out waits are recorded, max ${bucket.waitMs.max} ms`);
+});
+
+test('SHED=off never refuses: overload becomes waiting', async () => {
+  const service = await startService({ poolMax: 1, shed: false, queryMs: 20, payloadKb: 1 });
+  const responses = await concurrent(service.url, 12, 'queued');
+  assert.deepEqual(
+    responses.map((r) => r.status),
+    Array(12).fill(200),
+  );
+  const bucket = await stepOf(service.url, 'queued');
+  assert.ok(bucket.pool.waitingMax >= 5, `requests waited in line, max ${bucket.pool.waitingMax}`);
+  assert.ok(bucket.waitMs.max >= 100, `the last waited for most of the others, ${bucket.waitMs.max} ms`);
+  assert.equal(bucket.sheds.queue + bucket.sheds.timeout, 0);
+});
+
+test('POOL_MAX requests kept in flight for ~2 s read as ~100% checked out', async () => {
+  const poolMax = 4;
+  const service = await startService({ poolMax, queryMs: 200, payloadKb: 1 });
+  const until = Date.now() + 2000;
+  // Closed loop: each worker sends its next request as soon as the previous answers.
+  const worker = async (w: number) => {
+    while (Date.now() < until)
+      await fetchText(`${service.url}/statement?account=${w}`, { 'x-load-step': 'full' });
+  };
+  await Promise.all(Array.from({ length: poolMax }, (_, w) => worker(w)));
+  const bucket = await stepOf(service.url, 'full');
+  assert.equal(bucket.sheds.queue + bucket.sheds.timeout, 0);
+  const pct = bucket.pool.checkedOutPct ?? 0;
+  assert.ok(pct >= 90 && pct <= 101, `checked out ${pct}% of the pool`);
+  assert.equal(bucket.pool.checkedOutMax, poolMax);
+});
+
+test('one request at a time reads as query time × rate ÷ POOL_MAX', async () => {
+  const poolMax = 4;
+  const service = await startService({ poolMax, queryMs: 50, payloadKb: 1 });
+  // 20 requests, one every 100 ms (≈10/s), each alone in the pool.
+  for (let i = 0; i < 20; i++) {
+    const sent = Date.now();
+    await fetchText(`${service.url}/statement?account=${i}`, { 'x-load-step': 'single' });
+    await new Promise((r) => setTimeout(r, Math.max(0, 100 - (Date.now() - sent))));
+  }
+  const bucket = await stepOf(service.url, 'single');
+  const ratePerSec = bucket.served / (bucket.pool.currentMs / 1000);
+  const queryS = bucket.queryMs.p50 / 1000;
+  const predictedPct = ((queryS * ratePerSec) / poolMax) * 100;
+  const measuredPct = bucket.pool.checkedOutPct ?? 0;
+  assert.ok(
+    Math.abs(measuredPct - predictedPct) <= predictedPct * 0.2,
+    `measured ${measuredPct}% vs predicted ${predictedPct.toFixed(2)}% (query ${queryS}s × ${ratePerSec.toFixed(2)}/s ÷ ${poolMax})`,
+  );
+  assert.ok(measuredPct > 8 && measuredPct < 18, `about 12.5%, got ${measuredPct}`);
+  assert.equal(bucket.pool.checkedOutMax, 1);
+});
