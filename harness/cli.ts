@@ -1,6 +1,7 @@
 // The `plateau` command line: one file per subcommand, wired here.
 import { Command, CommanderError } from 'commander';
 import { isPlateauError } from '../contract/index.ts';
+import { registerBuild } from './commands/build.ts';
 import { registerServe } from './commands/serve.ts';
 import { EXIT_CODES, exitCodeFor } from './exit-codes.ts';
 import { shutdown } from './lifecycle.ts';
@@ -14,6 +15,7 @@ export function buildProgram(): Command {
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
   registerServe(program);
+  registerBuild(program);
   return program;
 }
 

@@ -1,0 +1,99 @@
+// Bundles the TypeScript k6 scripts into files real k6 and the embedded engine both run.
+import { mkdir } from 'node:fs/promises';
+import { builtinModules } from 'node:module';
+import { basename, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+import { ERROR_CODES, PlateauError } from '../contract/index.ts';
+
+/** The project root (the folder holding `scripts/`). */
+export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** The scripts plateau ships, by name (`scripts/<name>.ts` → `dist/k6/<name>.js`). */
+export const SCRIPT_NAMES = ['capacity', 'constant-rate', 'breakpoint', 'concurrency'] as const;
+export type ScriptName = (typeof SCRIPT_NAMES)[number];
+
+/** k6's JS runtime accepts ES2020 syntax; newer syntax is lowered by esbuild. */
+const K6_TARGET = 'es2020';
+
+/** One bundle written by {@link buildK6Scripts}. */
+export interface BuiltScript {
+  name: string;
+  /** Absolute path of the `.js` bundle. */
+  outFile: string;
+  bytes: number;
+  /** Modules the bundle imports at run time: only `k6` and `k6/…`. */
+  imports: string[];
+}
+
+/**
+ * Bundles each entry (default: the shipped scripts) with esbuild into `outDir` as ESM,
+ * with `k6` and `k6/*` left external. Fails when a bundle would import anything else
+ * (an npm package left external, a Node built-in), because k6 cannot load it.
+ */
+export async function buildK6Scripts(
+  options: { outDir?: string; entries?: string[] } = {},
+): Promise<BuiltScript[]> {
+  const outDir = resolve(options.outDir ?? join(PROJECT_ROOT, 'dist', 'k6'));
+  const entries = options.entries ?? SCRIPT_NAMES.map((name) => join(PROJECT_ROOT, 'scripts', `${name}.ts`));
+  await mkdir(outDir, { recursive: true });
+  let result: esbuild.BuildResult<{ metafile: true; write: true }>;
+  try {
+    result = await esbuild.build({
+      entryPoints: entries,
+      outdir: outDir,
+      bundle: true,
+      format: 'esm',
+      platform: 'neutral',
+      target: K6_TARGET,
+      external: ['k6', 'k6/*'],
+      metafile: true,
+      write: true,
+      logLevel: 'silent',
+      legalComments: 'none',
+      banner: {
+        js: "// Built by plateau (npm run build:k6) from scripts/*.ts. Runs on k6 v1/v2 and plateau's engine.",
+      },
+    });
+  } catch (error) {
+    const messages = (error as { errors?: esbuild.Message[] }).errors ?? [];
+    const text = messages
+      .map((m) => `${m.location?.file ?? ''}:${m.location?.line ?? ''} ${m.text}`)
+      .join('\n');
+    throw new PlateauError(ERROR_CODES.INPUT, `bundling the k6 scripts failed:\n${text || String(error)}`, {
+      hint:
+        'k6 scripts may import only k6, k6/* and relative files (Node built-ins do not exist in k6); ' +
+        '`npm run typecheck` shows type errors too',
+      cause: error,
+    });
+  }
+  const built: BuiltScript[] = [];
+  for (const [outFile, output] of Object.entries(result.metafile.outputs)) {
+    const imports = output.imports.filter((i) => i.external).map((i) => i.path);
+    const foreign = imports.filter((path) => !isK6Module(path));
+    if (foreign.length > 0) {
+      throw new PlateauError(
+        ERROR_CODES.INPUT,
+        `${basename(outFile)} imports ${foreign.join(', ')}, which k6 cannot load`,
+        { hint: 'k6 scripts may import only k6 and k6/* modules; bundle other code or remove it' },
+      );
+    }
+    built.push({ name: basename(outFile, '.js'), outFile: resolve(outFile), bytes: output.bytes, imports });
+  }
+  return built.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** Whether `specifier` is one of k6's built-in modules. */
+export function isK6Module(specifier: string): boolean {
+  return specifier === 'k6' || specifier.startsWith('k6/');
+}
+
+/** Whether `specifier` names a Node built-in (`fs`, `node:fs`, `fs/promises`). */
+export function isNodeBuiltin(specifier: string): boolean {
+  const bare = specifier.replace(/^node:/, '');
+  return (
+    specifier.startsWith('node:') ||
+    builtinModules.includes(bare) ||
+    builtinModules.includes(bare.split('/')[0]!)
+  );
+}

@@ -1,0 +1,167 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import {
+  breakpointOptions,
+  breakpointStepAt,
+  capacityOptions,
+  concurrencyOptions,
+  concurrencyStepAt,
+  constantRateOptions,
+  readBreakpointSettings,
+  readCapacitySettings,
+  readConcurrencySettings,
+  readConstantRateSettings,
+  requestUrl,
+} from './profiles.ts';
+import { SettingsError } from './settings.ts';
+
+function problemsOf(fn: () => unknown): string[] {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof SettingsError) return [...error.problems];
+    throw error;
+  }
+  return [];
+}
+
+test('capacity defaults: the documented ramp, VUs and objectives', () => {
+  const s = readCapacitySettings({});
+  assert.deepEqual(s.plan.ratesPerSec, [20, 40, 60, 70, 80, 90, 110]);
+  assert.equal(s.plan.holdSeconds, 20);
+  assert.equal(s.plan.rampSeconds, 2);
+  assert.equal(s.plan.recoveryRatePerSec, 50);
+  assert.equal(s.plan.recoverySeconds, 40);
+  assert.equal(s.jitterSeconds, 0);
+  assert.equal(s.preAllocatedVUs, 50);
+  assert.equal(s.maxVUs, 1500);
+  assert.deepEqual(s.objectives, { p95Ms: 250, failRate: 0.01 });
+  assert.equal(s.baseUrl, 'http://127.0.0.1:3366');
+  assert.equal(s.endpoint, '/statement');
+  assert.equal(s.accounts, 5000);
+  assert.equal(s.timeoutSeconds, 60);
+});
+
+test('capacity options: ramping-arrival-rate, every step plus drain and recovery gets both thresholds', () => {
+  const options = capacityOptions(
+    readCapacitySettings({ STEPS: '10,30', HOLD: '5', RAMP: '1', RECOVERY: '6' }),
+  );
+  const scenario = options.scenarios?.capacity as unknown as Record<string, unknown>;
+  assert.equal(scenario.executor, 'ramping-arrival-rate');
+  assert.equal(scenario.timeUnit, '1s');
+  assert.equal(scenario.startRate, 0);
+  assert.deepEqual(scenario.stages, [
+    { duration: '1s', target: 10 },
+    { duration: '4s', target: 10 },
+    { duration: '1s', target: 30 },
+    { duration: '4s', target: 30 },
+    { duration: '1s', target: 50 },
+    { duration: '5s', target: 50 },
+  ]);
+  const thresholds = options.thresholds as Record<string, string[]>;
+  assert.deepEqual(thresholds.dropped_iterations, ['count==0']);
+  for (const tag of ['r010', 'r030', 'drain', 'recovery']) {
+    assert.deepEqual(thresholds[`http_req_duration{step:${tag}}`], ['p(95)<250'], tag);
+    assert.deepEqual(thresholds[`http_req_failed{step:${tag}}`], ['rate<0.01'], tag);
+  }
+  assert.equal(Object.keys(thresholds).length, 1 + 2 * 4);
+  assert.equal(options.discardResponseBodies, true);
+  assert.deepEqual(options.summaryTrendStats, ['med', 'p(95)', 'p(99)', 'max']);
+});
+
+test('bad capacity settings are all named at once', () => {
+  const problems = problemsOf(() =>
+    readCapacitySettings({
+      STEPS: '40,20',
+      HOLD: '2',
+      RAMP: '3',
+      JITTER: '-1',
+      MAX_VUS: '10',
+      PREALLOCATED_VUS: 'x',
+      P95_MS: 'fast',
+    }),
+  );
+  const names = problems.map((p) => p.split(':')[0]);
+  assert.deepEqual(names.sort(), ['HOLD', 'JITTER', 'MAX_VUS', 'P95_MS', 'PREALLOCATED_VUS', 'STEPS'].sort());
+  assert.match(problems.find((p) => p.startsWith('HOLD'))!, /not longer than RAMP/);
+  assert.match(problems.find((p) => p.startsWith('MAX_VUS'))!, /below PREALLOCATED_VUS/);
+});
+
+test('constant rate: constant-arrival-rate at RATE for DURATION with the three gates', () => {
+  const options = constantRateOptions(
+    readConstantRateSettings({ RATE: '35', DURATION: '45s', P95_MS: '300' }),
+  );
+  const scenario = options.scenarios?.check as unknown as Record<string, unknown>;
+  assert.equal(scenario.executor, 'constant-arrival-rate');
+  assert.equal(scenario.rate, 35);
+  assert.equal(scenario.duration, '45s');
+  assert.deepEqual(options.thresholds, {
+    dropped_iterations: ['count==0'],
+    http_req_duration: ['p(95)<300'],
+    http_req_failed: ['rate<0.01'],
+  });
+  assert.deepEqual(
+    problemsOf(() => readConstantRateSettings({ RATE: '0' })).map((p) => p.split(':')[0]),
+    ['RATE'],
+  );
+});
+
+test('breakpoint: a continuous ramp with abortOnFail thresholds, tagged by rate bucket', () => {
+  const s = readBreakpointSettings({ START: '10', END: '110', DURATION: '100', BUCKET: '10' });
+  const options = breakpointOptions(s);
+  const scenario = options.scenarios?.breakpoint as unknown as Record<string, unknown>;
+  assert.equal(scenario.startRate, 10);
+  assert.deepEqual(scenario.stages, [{ duration: '100s', target: 110 }]);
+  const thresholds = options.thresholds as Record<string, { abortOnFail: boolean }[]>;
+  assert.equal(thresholds.http_req_duration?.[0]?.abortOnFail, true);
+  assert.equal(thresholds.http_req_failed?.[0]?.abortOnFail, true);
+  const cases: [number, string][] = [
+    [0, 'r010'], // 10/s at the start
+    [4.9, 'r010'], // 14.9/s rounds to 10
+    [5, 'r020'], // 15/s rounds to 20
+    [50, 'r060'],
+    [100, 'r110'],
+    [130, 'r110'], // after the end: still the end rate
+  ];
+  for (const [t, tag] of cases) assert.equal(breakpointStepAt(t, s), tag, `t=${t}`);
+  assert.deepEqual(
+    problemsOf(() => readBreakpointSettings({ START: '50', END: '40' })).map((p) => p.split(':')[0]),
+    ['END'],
+  );
+});
+
+test('concurrency: ramping-vus steps through the levels, tagged c002, c004, …', () => {
+  const s = readConcurrencySettings({ VUS_LEVELS: '2,4,8', HOLD: '10' });
+  const options = concurrencyOptions(s);
+  const scenario = options.scenarios?.concurrency as unknown as Record<string, unknown>;
+  assert.equal(scenario.executor, 'ramping-vus');
+  assert.equal(scenario.startVUs, 2);
+  assert.deepEqual(scenario.stages, [
+    { duration: '1s', target: 2 },
+    { duration: '9s', target: 2 },
+    { duration: '1s', target: 4 },
+    { duration: '9s', target: 4 },
+    { duration: '1s', target: 8 },
+    { duration: '9s', target: 8 },
+  ]);
+  assert.equal(concurrencyStepAt(0, s), 'c002');
+  assert.equal(concurrencyStepAt(9.99, s), 'c002');
+  assert.equal(concurrencyStepAt(10, s), 'c004');
+  assert.equal(concurrencyStepAt(25, s), 'c008');
+  assert.equal(concurrencyStepAt(99, s), 'c008');
+  assert.deepEqual(
+    problemsOf(() => readConcurrencySettings({ VUS_LEVELS: '2,2.5' })).map((p) => p.split(':')[0]),
+    ['VUS_LEVELS'],
+  );
+});
+
+test('request URLs carry the account; ENDPOINT and BASE_URL are validated', () => {
+  const s = readConstantRateSettings({ BASE_URL: 'http://127.0.0.1:4000/', ENDPOINT: '/statement' });
+  assert.equal(requestUrl(s, 7), 'http://127.0.0.1:4000/statement?account=7');
+  const q = readConstantRateSettings({ ENDPOINT: '/statement?format=json' });
+  assert.equal(requestUrl(q, 7), 'http://127.0.0.1:3366/statement?format=json&account=7');
+  const problems = problemsOf(() =>
+    readConstantRateSettings({ BASE_URL: 'localhost:3366', ENDPOINT: 'statement' }),
+  );
+  assert.deepEqual(problems.map((p) => p.split(':')[0]).sort(), ['BASE_URL', 'ENDPOINT']);
+});

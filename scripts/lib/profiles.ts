@@ -1,0 +1,301 @@
+// Each script's settings (read from __ENV) and the k6 options they produce. Pure: the
+// scripts only add the k6 calls, so everything here is unit-tested in Node.
+import type { Options } from 'k6/options';
+import { type Env, formatDuration, SettingsReader } from './settings.ts';
+import { concurrencyTag, planTags, type RampPlan, rampStages, stepTag } from './steps.ts';
+import { NOTHING_DROPPED, type Objectives, perStepThresholds, type Threshold } from './thresholds.ts';
+
+/** Where requests go and how long a client waits. */
+export interface TargetSettings {
+  baseUrl: string;
+  /** Path of the endpoint (`ENDPOINT`, not `PATH`, which k6 fills from the system env). */
+  endpoint: string;
+  /** Account ids cycle through 0 … accounts−1. */
+  accounts: number;
+  /** Per-request timeout (the client's deadline), s. */
+  timeoutSeconds: number;
+}
+
+/** Settings every arrival-rate script shares. */
+export interface ArrivalSettings extends TargetSettings {
+  preAllocatedVUs: number;
+  maxVUs: number;
+  objectives: Objectives;
+}
+
+export interface CapacitySettings extends ArrivalSettings {
+  plan: RampPlan;
+  /** Each iteration first sleeps a uniform random 0..jitter s (0 = k6's even spacing). */
+  jitterSeconds: number;
+}
+
+export interface ConstantRateSettings extends ArrivalSettings {
+  ratePerSec: number;
+  durationSeconds: number;
+}
+
+export interface BreakpointSettings extends ArrivalSettings {
+  startRatePerSec: number;
+  endRatePerSec: number;
+  durationSeconds: number;
+  /** Width of the rate buckets that name steps, requests/s. */
+  bucketPerSec: number;
+}
+
+export interface ConcurrencySettings extends TargetSettings {
+  vusLevels: number[];
+  holdSeconds: number;
+}
+
+/** The defaults of every script setting, in one place. */
+export const SCRIPT_DEFAULTS = {
+  BASE_URL: 'http://127.0.0.1:3366',
+  ENDPOINT: '/statement',
+  ACCOUNTS: 5000,
+  TIMEOUT: 60,
+  PREALLOCATED_VUS: 50,
+  MAX_VUS: 1500,
+  P95_MS: 250,
+  FAIL_RATE: 0.01,
+  STEPS: [20, 40, 60, 70, 80, 90, 110],
+  HOLD: 20,
+  RAMP: 2,
+  RECOVERY_RATE: 50,
+  RECOVERY: 40,
+  JITTER: 0,
+  RATE: 20,
+  DURATION: 30,
+  START: 10,
+  END: 200,
+  BREAKPOINT_DURATION: 120,
+  BUCKET: 10,
+  VUS_LEVELS: [2, 4, 8, 12, 16, 20],
+  CONCURRENCY_HOLD: 20,
+} as const;
+
+const D = SCRIPT_DEFAULTS;
+
+function readTarget(r: SettingsReader): TargetSettings {
+  const baseUrl = r.string('BASE_URL', D.BASE_URL).replace(/\/+$/, '');
+  if (!/^https?:\/\/[^/]+/.test(baseUrl))
+    r.problem('BASE_URL', `"${baseUrl}" is not accepted; use http(s)://host:port`);
+  const endpoint = r.string('ENDPOINT', D.ENDPOINT);
+  if (!endpoint.startsWith('/'))
+    r.problem('ENDPOINT', `"${endpoint}" is not accepted; use a path starting with /`);
+  return {
+    baseUrl,
+    endpoint,
+    accounts: r.number('ACCOUNTS', D.ACCOUNTS, { min: 1, max: 1_000_000_000, integer: true }),
+    timeoutSeconds: r.seconds('TIMEOUT', D.TIMEOUT, { min: 0.001 }),
+  };
+}
+
+function readArrival(r: SettingsReader): ArrivalSettings {
+  const target = readTarget(r);
+  const preAllocatedVUs = r.number('PREALLOCATED_VUS', D.PREALLOCATED_VUS, { min: 1, integer: true });
+  const maxVUs = r.number('MAX_VUS', D.MAX_VUS, { min: 1, integer: true });
+  if (maxVUs < preAllocatedVUs) {
+    r.problem('MAX_VUS', `${maxVUs} is below PREALLOCATED_VUS ${preAllocatedVUs}; use at least as many`);
+  }
+  return {
+    ...target,
+    preAllocatedVUs,
+    maxVUs,
+    objectives: {
+      p95Ms: r.number('P95_MS', D.P95_MS, { min: 0.001 }),
+      failRate: r.number('FAIL_RATE', D.FAIL_RATE, { min: 0, max: 1 }),
+    },
+  };
+}
+
+/** Settings of scripts/capacity.ts. Throws SettingsError naming every bad variable. */
+export function readCapacitySettings(env: Env): CapacitySettings {
+  const r = new SettingsReader(env);
+  const arrival = readArrival(r);
+  const ratesPerSec = r.increasingList('STEPS', D.STEPS, 'rates (requests/s)');
+  const holdSeconds = r.seconds('HOLD', D.HOLD, { min: 1 });
+  const rampSeconds = r.seconds('RAMP', D.RAMP, { min: 0 });
+  if (holdSeconds <= rampSeconds) {
+    r.problem(
+      'HOLD',
+      `${holdSeconds} s is not longer than RAMP ${rampSeconds} s; each hold must outlast its ramp`,
+    );
+  }
+  const recoverySeconds = r.seconds('RECOVERY', D.RECOVERY, { min: 2 });
+  const settings: CapacitySettings = {
+    ...arrival,
+    plan: {
+      ratesPerSec,
+      holdSeconds,
+      rampSeconds,
+      recoveryRatePerSec: r.number('RECOVERY_RATE', D.RECOVERY_RATE, { min: 0 }),
+      recoverySeconds,
+    },
+    jitterSeconds: r.seconds('JITTER', D.JITTER, { min: 0 }),
+  };
+  r.check();
+  return settings;
+}
+
+/** Settings of scripts/constant-rate.ts. */
+export function readConstantRateSettings(env: Env): ConstantRateSettings {
+  const r = new SettingsReader(env);
+  const settings = {
+    ...readArrival(r),
+    ratePerSec: r.number('RATE', D.RATE, { min: 0.001 }),
+    durationSeconds: r.seconds('DURATION', D.DURATION, { min: 1 }),
+  };
+  r.check();
+  return settings;
+}
+
+/** Settings of scripts/breakpoint.ts. */
+export function readBreakpointSettings(env: Env): BreakpointSettings {
+  const r = new SettingsReader(env);
+  const startRatePerSec = r.number('START', D.START, { min: 0 });
+  const endRatePerSec = r.number('END', D.END, { min: 0.001 });
+  if (endRatePerSec <= startRatePerSec)
+    r.problem('END', `${endRatePerSec} is not above START ${startRatePerSec}`);
+  const settings = {
+    ...readArrival(r),
+    startRatePerSec,
+    endRatePerSec,
+    durationSeconds: r.seconds('DURATION', D.BREAKPOINT_DURATION, { min: 1 }),
+    bucketPerSec: r.number('BUCKET', D.BUCKET, { min: 0.001 }),
+  };
+  r.check();
+  return settings;
+}
+
+/** Settings of scripts/concurrency.ts. */
+export function readConcurrencySettings(env: Env): ConcurrencySettings {
+  const r = new SettingsReader(env);
+  const vusLevels = r.increasingList('VUS_LEVELS', D.VUS_LEVELS, 'VU counts');
+  if (vusLevels.some((v) => !Number.isInteger(v))) r.problem('VUS_LEVELS', 'VU counts must be whole numbers');
+  const settings = {
+    ...readTarget(r),
+    vusLevels,
+    holdSeconds: r.seconds('HOLD', D.CONCURRENCY_HOLD, { min: 2 }),
+  };
+  r.check();
+  return settings;
+}
+
+/** Summary statistics every script reports. */
+const SUMMARY_TREND_STATS = ['med', 'p(95)', 'p(99)', 'max'];
+
+/** k6 options of the stepped capacity ramp. */
+export function capacityOptions(s: CapacitySettings): Options {
+  return {
+    discardResponseBodies: true,
+    summaryTrendStats: SUMMARY_TREND_STATS,
+    scenarios: {
+      capacity: {
+        executor: 'ramping-arrival-rate',
+        startRate: 0,
+        timeUnit: '1s',
+        preAllocatedVUs: s.preAllocatedVUs,
+        maxVUs: s.maxVUs,
+        stages: rampStages(s.plan, formatDuration),
+      },
+    },
+    thresholds: {
+      ...NOTHING_DROPPED,
+      ...perStepThresholds(planTags(s.plan), s.objectives),
+    } as Options['thresholds'],
+  };
+}
+
+/** The step tag of the constant-rate CI check. */
+export const CHECK_TAG = 'check';
+
+/** k6 options of the constant-rate CI check. */
+export function constantRateOptions(s: ConstantRateSettings): Options {
+  return {
+    discardResponseBodies: true,
+    summaryTrendStats: SUMMARY_TREND_STATS,
+    scenarios: {
+      check: {
+        executor: 'constant-arrival-rate',
+        rate: s.ratePerSec,
+        timeUnit: '1s',
+        duration: formatDuration(s.durationSeconds),
+        preAllocatedVUs: s.preAllocatedVUs,
+        maxVUs: s.maxVUs,
+      },
+    },
+    thresholds: {
+      ...NOTHING_DROPPED,
+      http_req_duration: [`p(95)<${s.objectives.p95Ms}`],
+      http_req_failed: [`rate<${s.objectives.failRate}`],
+    },
+  };
+}
+
+/** k6 options of the breakpoint ramp: it aborts soon after the service leaves its objective. */
+export function breakpointOptions(s: BreakpointSettings): Options {
+  const abort = (threshold: string): Threshold => ({ threshold, abortOnFail: true, delayAbortEval: '10s' });
+  return {
+    discardResponseBodies: true,
+    summaryTrendStats: SUMMARY_TREND_STATS,
+    scenarios: {
+      breakpoint: {
+        executor: 'ramping-arrival-rate',
+        startRate: s.startRatePerSec,
+        timeUnit: '1s',
+        preAllocatedVUs: s.preAllocatedVUs,
+        maxVUs: s.maxVUs,
+        stages: [{ duration: formatDuration(s.durationSeconds), target: s.endRatePerSec }],
+      },
+    },
+    thresholds: {
+      http_req_duration: [abort(`p(95)<${s.objectives.p95Ms}`)],
+      http_req_failed: [abort(`rate<${s.objectives.failRate}`)],
+    } as Options['thresholds'],
+  };
+}
+
+/**
+ * The step tag of a breakpoint request: the current target rate, rounded to the nearest
+ * multiple of the bucket, so `r020` covers 15–25/s with a 10/s bucket.
+ */
+export function breakpointStepAt(elapsedSeconds: number, s: BreakpointSettings): string {
+  const progress = Math.min(1, Math.max(0, elapsedSeconds / s.durationSeconds));
+  const rate = s.startRatePerSec + (s.endRatePerSec - s.startRatePerSec) * progress;
+  return stepTag(Math.round(rate / s.bucketPerSec) * s.bucketPerSec);
+}
+
+/**
+ * k6 options of the closed-model sweep: one ramping-vus scenario whose stages jump to each
+ * level and hold it. Levels only increase, so no VU is ramped down mid-sweep.
+ */
+export function concurrencyOptions(s: ConcurrencySettings): Options {
+  const stages = s.vusLevels.flatMap((vus) => [
+    { duration: '1s', target: vus },
+    { duration: formatDuration(s.holdSeconds - 1), target: vus },
+  ]);
+  return {
+    discardResponseBodies: true,
+    summaryTrendStats: SUMMARY_TREND_STATS,
+    scenarios: {
+      concurrency: {
+        executor: 'ramping-vus',
+        startVUs: s.vusLevels[0] ?? 1,
+        stages,
+        gracefulRampDown: '0s',
+      },
+    },
+  };
+}
+
+/** The concurrency level current `elapsedSeconds` into the sweep, as its tag (`c008`). */
+export function concurrencyStepAt(elapsedSeconds: number, s: ConcurrencySettings): string {
+  const index = Math.min(s.vusLevels.length - 1, Math.floor(Math.max(0, elapsedSeconds) / s.holdSeconds));
+  return concurrencyTag(s.vusLevels[index]!);
+}
+
+/** The URL of one request: endpoint plus the account query parameter. */
+export function requestUrl(t: TargetSettings, account: number): string {
+  const separator = t.endpoint.includes('?') ? '&' : '?';
+  return `${t.baseUrl}${t.endpoint}${separator}account=${account}`;
+}
