@@ -112,7 +112,7 @@ function readArrival(r: SettingsReader): ArrivalSettings {
 export function readCapacitySettings(env: Env): CapacitySettings {
   const r = new SettingsReader(env);
   const arrival = readArrival(r);
-  const ratesPerSec = r.increasingList('STEPS', D.STEPS, 'rates (requests/s)');
+  const ratesPerSec = r.increasingList('STEPS', D.STEPS, 'whole rates (requests/s)');
   const holdSeconds = r.seconds('HOLD', D.HOLD, { min: 1 });
   const rampSeconds = r.seconds('RAMP', D.RAMP, { min: 0 });
   if (holdSeconds <= rampSeconds) {
@@ -128,7 +128,7 @@ export function readCapacitySettings(env: Env): CapacitySettings {
       ratesPerSec,
       holdSeconds,
       rampSeconds,
-      recoveryRatePerSec: r.number('RECOVERY_RATE', D.RECOVERY_RATE, { min: 0 }),
+      recoveryRatePerSec: r.number('RECOVERY_RATE', D.RECOVERY_RATE, { min: 0, integer: true }),
       recoverySeconds,
     },
     jitterSeconds: r.seconds('JITTER', D.JITTER, { min: 0 }),
@@ -142,7 +142,7 @@ export function readConstantRateSettings(env: Env): ConstantRateSettings {
   const r = new SettingsReader(env);
   const settings = {
     ...readArrival(r),
-    ratePerSec: r.number('RATE', D.RATE, { min: 0.001 }),
+    ratePerSec: r.number('RATE', D.RATE, { min: 1, integer: true }),
     durationSeconds: r.seconds('DURATION', D.DURATION, { min: 1 }),
   };
   r.check();
@@ -152,8 +152,8 @@ export function readConstantRateSettings(env: Env): ConstantRateSettings {
 /** Settings of scripts/breakpoint.ts. */
 export function readBreakpointSettings(env: Env): BreakpointSettings {
   const r = new SettingsReader(env);
-  const startRatePerSec = r.number('START', D.START, { min: 0 });
-  const endRatePerSec = r.number('END', D.END, { min: 0.001 });
+  const startRatePerSec = r.number('START', D.START, { min: 0, integer: true });
+  const endRatePerSec = r.number('END', D.END, { min: 1, integer: true });
   if (endRatePerSec <= startRatePerSec)
     r.problem('END', `${endRatePerSec} is not above START ${startRatePerSec}`);
   const settings = {
@@ -171,7 +171,6 @@ export function readBreakpointSettings(env: Env): BreakpointSettings {
 export function readConcurrencySettings(env: Env): ConcurrencySettings {
   const r = new SettingsReader(env);
   const vusLevels = r.increasingList('VUS_LEVELS', D.VUS_LEVELS, 'VU counts');
-  if (vusLevels.some((v) => !Number.isInteger(v))) r.problem('VUS_LEVELS', 'VU counts must be whole numbers');
   const settings = {
     ...readTarget(r),
     vusLevels,

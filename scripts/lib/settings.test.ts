@@ -38,7 +38,7 @@ test('increasing lists: strictly increasing positive numbers only', () => {
   };
   assert.deepEqual(read('20,40,60').value, [20, 40, 60]);
   assert.deepEqual(read(' 5, 10 ').value, [5, 10]);
-  for (const bad of ['40,20', '20,20', '0,10', '-5,10', '10,abc', '10,,20']) {
+  for (const bad of ['40,20', '20,20', '0,10', '-5,10', '10,abc', '10,,20', '2.5,10']) {
     const { error } = read(bad);
     assert.ok(error instanceof SettingsError, `${bad} is rejected`);
     assert.match(error.message, /STEPS: .*strictly increasing positive/);

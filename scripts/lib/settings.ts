@@ -98,13 +98,16 @@ export class SettingsReader {
     return value;
   }
 
-  /** Comma-separated strictly increasing positive numbers (`20,40,60`). */
-  increasingList(name: string, fallback: readonly number[], what = 'numbers'): number[] {
+  /**
+   * Comma-separated strictly increasing positive whole numbers (`20,40,60`): k6 reads
+   * arrival rates, stage targets and VU counts as integers.
+   */
+  increasingList(name: string, fallback: readonly number[], what = 'whole numbers'): number[] {
     const raw = this.raw(name);
     if (raw === undefined) return [...fallback];
     const parts = raw.split(',').map((p) => p.trim());
     const values = parts.map(Number);
-    const wellFormed = parts.every((p) => /^\d+(\.\d+)?$/.test(p)) && values.every((v) => v > 0);
+    const wellFormed = parts.every((p) => /^\d+$/.test(p)) && values.every((v) => v > 0);
     const increasing = values.every((v, i) => i === 0 || v > values[i - 1]!);
     if (!wellFormed || !increasing) {
       this.problem(name, `"${raw}" is not accepted; use strictly increasing positive ${what}, e.g. 20,40,60`);

@@ -16,7 +16,7 @@ export const RECOVERY_TAG = 'recovery';
 
 /** A stepped capacity ramp followed by recovery. */
 export interface RampPlan {
-  /** Target arrival rate of each step, strictly increasing, requests/s. */
+  /** Target arrival rate of each step, whole numbers strictly increasing, requests/s. */
   ratesPerSec: readonly number[];
   /** Length of each step, s. */
   holdSeconds: number;
