@@ -1,0 +1,13 @@
+// The output interface (k6's output.Output): description, start, samples, stop.
+import type { Sample } from '../metrics/metric.ts';
+
+/**
+ * Receives every sample of a run. `addMetricSamples` must not block: outputs buffer and
+ * write on their own schedule. `stop` flushes everything and closes files.
+ */
+export interface Output {
+  description(): string;
+  start(): Promise<void>;
+  addMetricSamples(samples: readonly Sample[]): void;
+  stop(): Promise<void>;
+}
