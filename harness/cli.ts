@@ -2,6 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { isPlateauError } from '../contract/index.ts';
 import { registerBuild } from './commands/build.ts';
+import { registerEngine } from './commands/engine.ts';
 import { registerServe } from './commands/serve.ts';
 import { EXIT_CODES, exitCodeFor } from './exit-codes.ts';
 import { shutdown } from './lifecycle.ts';
@@ -16,6 +17,7 @@ export function buildProgram(): Command {
     .exitOverride();
   registerServe(program);
   registerBuild(program);
+  registerEngine(program);
   return program;
 }
 

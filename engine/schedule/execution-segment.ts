@@ -3,7 +3,7 @@
 // Reproduces k6's lib/execution_segment.go (see shared/k6-scheduling.md §1.1): the
 // segment sequence is turned into per-segment "striped offsets" over a block of `lcd`
 // elements, so the union over all instances is exactly the unsplit run.
-import { ERROR_CODES, PlateauError } from '../../contract/index.ts';
+import { PlateauError } from '../../contract/index.ts';
 import {
   compare,
   equals,

@@ -1,0 +1,294 @@
+// Consolidates the script's `options` with command-line overrides and validates them.
+import { type ConfigProblem, PlateauError } from '../../contract/index.ts';
+import type { ThresholdConfig } from '../metrics/thresholds.ts';
+import { parseDurationNs } from './duration.ts';
+import type { ScenarioConfig } from './scenarios.ts';
+
+/** k6's default summary trend statistics. */
+export const DEFAULT_SUMMARY_TREND_STATS = ['avg', 'min', 'med', 'max', 'p(90)', 'p(95)'];
+
+const SCENARIO_NAME = /^[0-9a-zA-Z_-]+$/;
+const TREND_STAT = /^(avg|min|med|max|count|p\((\d+(\.\d+)?)\))$/;
+const SECOND_NS = 1e9;
+const DEFAULT_GRACEFUL_NS = 30 * SECOND_NS;
+const DEFAULT_MAX_DURATION_NS = 600 * SECOND_NS;
+
+/** Everything a run needs from options, after defaults, script and flags. */
+export interface TestOptions {
+  scenarios: ScenarioConfig[];
+  thresholds: Record<string, ThresholdConfig | ThresholdConfig[]>;
+  summaryTrendStats: string[];
+  discardResponseBodies: boolean;
+  /** options.tags plus --tag. */
+  tags: Record<string, string>;
+  setupTimeoutNs: number;
+  teardownTimeoutNs: number;
+  executionSegment: string | undefined;
+  executionSegmentSequence: string | undefined;
+  /** The script's options object, for `exec.test.options`. */
+  scriptOptions: Record<string, unknown>;
+}
+
+/** What the command line may override (k6 flags of the same meaning). */
+export interface OptionOverrides {
+  summaryTrendStats?: string[];
+  tags?: Record<string, string>;
+  noThresholds?: boolean;
+  executionSegment?: string;
+  executionSegmentSequence?: string;
+}
+
+/**
+ * Defaults, then the script's `options`, then `overrides`. Every problem is reported at
+ * once in one PlateauError (the CLI exits 104, k6's invalid-config code).
+ */
+export function consolidateOptions(scriptOptions: unknown, overrides: OptionOverrides = {}): TestOptions {
+  const problems: ConfigProblem[] = [];
+  const raw = (scriptOptions ?? {}) as Record<string, unknown>;
+  if (typeof raw !== 'object' || Array.isArray(raw)) {
+    throw PlateauError.invalidConfig([
+      { setting: 'options', message: 'is not an object', hint: 'export const options = { … }' },
+    ]);
+  }
+  const duration = (value: unknown, setting: string, fallback: number): number => {
+    if (value === undefined || value === null) return fallback;
+    const ns = parseDurationNs(value);
+    if (ns === undefined) {
+      problems.push({
+        setting,
+        message: `${JSON.stringify(value)} is not a duration`,
+        hint: "use e.g. '30s', '1m30s' or a number of ms",
+      });
+      return fallback;
+    }
+    return ns;
+  };
+  const integer = (value: unknown, setting: string, fallback: number | undefined, min = 0): number => {
+    if (value === undefined || value === null) {
+      if (fallback === undefined) {
+        problems.push({ setting, message: 'is required', hint: `set a whole number of at least ${min}` });
+        return min;
+      }
+      return fallback;
+    }
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
+      problems.push({
+        setting,
+        message: `${JSON.stringify(value)} is not accepted`,
+        hint: `use a whole number of at least ${min}`,
+      });
+      return fallback ?? min;
+    }
+    return value;
+  };
+  const stringMap = (value: unknown, setting: string): Record<string, string> => {
+    if (value === undefined || value === null) return {};
+    if (typeof value !== 'object' || Array.isArray(value)) {
+      problems.push({
+        setting,
+        message: 'is not an object of strings',
+        hint: "use e.g. { team: 'payments' }",
+      });
+      return {};
+    }
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, String(v)]));
+  };
+
+  const scenariosRaw = raw.scenarios ?? shortcutScenario(raw);
+  const scenarios: ScenarioConfig[] = [];
+  if (typeof scenariosRaw !== 'object' || scenariosRaw === null || Array.isArray(scenariosRaw)) {
+    problems.push({
+      setting: 'options.scenarios',
+      message: 'is not an object',
+      hint: 'map scenario names to configs',
+    });
+  } else {
+    for (const [name, value] of Object.entries(scenariosRaw as Record<string, unknown>)) {
+      const s = (value ?? {}) as Record<string, unknown>;
+      const at = (field: string) => `scenarios.${name}.${field}`;
+      if (!SCENARIO_NAME.test(name)) {
+        problems.push({
+          setting: `scenarios.${name}`,
+          message: 'has an invalid name',
+          hint: 'use letters, digits, _ and -',
+        });
+      }
+      const base = {
+        name,
+        startTimeNs: duration(s.startTime, at('startTime'), 0),
+        gracefulStopNs: duration(s.gracefulStop, at('gracefulStop'), DEFAULT_GRACEFUL_NS),
+        exec: typeof s.exec === 'string' ? s.exec : 'default',
+        env: stringMap(s.env, at('env')),
+        tags: stringMap(s.tags, at('tags')),
+      };
+      const stages = (field: string) => {
+        const list = s[field];
+        if (!Array.isArray(list) || list.length === 0) {
+          problems.push({
+            setting: at(field),
+            message: 'needs at least one stage',
+            hint: "e.g. [{ duration: '30s', target: 10 }]",
+          });
+          return [];
+        }
+        return list.map((stage: Record<string, unknown>, i: number) => ({
+          durationNs: duration(stage?.duration, at(`${field}[${i}].duration`), 0),
+          target: integer(stage?.target, at(`${field}[${i}].target`), undefined, 0),
+        }));
+      };
+      const arrivalVUs = () => {
+        const preAllocatedVUs = integer(s.preAllocatedVUs, at('preAllocatedVUs'), undefined, 0);
+        const maxVUs = integer(s.maxVUs, at('maxVUs'), preAllocatedVUs, 0);
+        if (maxVUs < preAllocatedVUs) {
+          problems.push({
+            setting: at('maxVUs'),
+            message: `${maxVUs} is below preAllocatedVUs ${preAllocatedVUs}`,
+            hint: 'use at least as many',
+          });
+        }
+        return { preAllocatedVUs, maxVUs };
+      };
+      switch (s.executor) {
+        case 'constant-arrival-rate': {
+          const durationNs = duration(s.duration, at('duration'), 0);
+          if (durationNs < SECOND_NS)
+            problems.push({
+              setting: at('duration'),
+              message: 'is missing or under 1s',
+              hint: "use e.g. '30s'",
+            });
+          scenarios.push({
+            ...base,
+            executor: 'constant-arrival-rate',
+            rate: integer(s.rate, at('rate'), undefined, 1),
+            timeUnitNs: duration(s.timeUnit, at('timeUnit'), SECOND_NS),
+            durationNs,
+            ...arrivalVUs(),
+          });
+          break;
+        }
+        case 'ramping-arrival-rate':
+          scenarios.push({
+            ...base,
+            executor: 'ramping-arrival-rate',
+            startRate: integer(s.startRate, at('startRate'), 0, 0),
+            timeUnitNs: duration(s.timeUnit, at('timeUnit'), SECOND_NS),
+            stages: stages('stages'),
+            ...arrivalVUs(),
+          });
+          break;
+        case 'constant-vus': {
+          const durationNs = duration(s.duration, at('duration'), 0);
+          if (durationNs < SECOND_NS)
+            problems.push({
+              setting: at('duration'),
+              message: 'is missing or under 1s',
+              hint: "use e.g. '30s'",
+            });
+          scenarios.push({
+            ...base,
+            executor: 'constant-vus',
+            vus: integer(s.vus, at('vus'), 1, 0),
+            durationNs,
+          });
+          break;
+        }
+        case 'ramping-vus':
+          scenarios.push({
+            ...base,
+            executor: 'ramping-vus',
+            startVUs: integer(s.startVUs, at('startVUs'), 1, 0),
+            stages: stages('stages'),
+            gracefulRampDownNs: duration(s.gracefulRampDown, at('gracefulRampDown'), DEFAULT_GRACEFUL_NS),
+          });
+          break;
+        case 'per-vu-iterations':
+        case 'shared-iterations': {
+          const vus = integer(s.vus, at('vus'), 1, 1);
+          const iterations = integer(s.iterations, at('iterations'), 1, 1);
+          if (s.executor === 'shared-iterations' && iterations < vus) {
+            problems.push({
+              setting: at('iterations'),
+              message: `${iterations} is fewer than vus ${vus}`,
+              hint: 'use at least one iteration per VU',
+            });
+          }
+          scenarios.push({
+            ...base,
+            executor: s.executor,
+            vus,
+            iterations,
+            maxDurationNs: duration(s.maxDuration, at('maxDuration'), DEFAULT_MAX_DURATION_NS),
+          });
+          break;
+        }
+        default:
+          problems.push({
+            setting: at('executor'),
+            message: `${JSON.stringify(s.executor)} is not an executor plateau's engine runs`,
+            hint: 'use constant-arrival-rate, ramping-arrival-rate, constant-vus, ramping-vus, per-vu-iterations or shared-iterations',
+          });
+      }
+    }
+    if (scenarios.length === 0 && problems.length === 0) {
+      problems.push({
+        setting: 'options.scenarios',
+        message: 'is empty',
+        hint: 'define at least one scenario',
+      });
+    }
+  }
+
+  const summaryTrendStats =
+    overrides.summaryTrendStats ??
+    (raw.summaryTrendStats as string[] | undefined) ??
+    DEFAULT_SUMMARY_TREND_STATS;
+  for (const stat of summaryTrendStats) {
+    const match = TREND_STAT.exec(stat);
+    if (!match || (match[2] !== undefined && Number(match[2]) > 100)) {
+      problems.push({
+        setting: 'summaryTrendStats',
+        message: `"${stat}" is not a trend statistic`,
+        hint: 'use avg, min, med, max, count or p(N) with 0 <= N <= 100',
+      });
+    }
+  }
+  const thresholds = overrides.noThresholds ? {} : ((raw.thresholds ?? {}) as TestOptions['thresholds']);
+  if (typeof thresholds !== 'object' || Array.isArray(thresholds)) {
+    problems.push({
+      setting: 'options.thresholds',
+      message: 'is not an object',
+      hint: "map metric names to expressions, e.g. { http_req_failed: ['rate<0.01'] }",
+    });
+  }
+  const options: TestOptions = {
+    scenarios,
+    thresholds,
+    summaryTrendStats,
+    discardResponseBodies: raw.discardResponseBodies === true,
+    tags: { ...stringMap(raw.tags, 'options.tags'), ...(overrides.tags ?? {}) },
+    setupTimeoutNs: duration(raw.setupTimeout, 'options.setupTimeout', 60 * SECOND_NS),
+    teardownTimeoutNs: duration(raw.teardownTimeout, 'options.teardownTimeout', 60 * SECOND_NS),
+    executionSegment: overrides.executionSegment ?? (raw.executionSegment as string | undefined),
+    executionSegmentSequence:
+      overrides.executionSegmentSequence ?? (raw.executionSegmentSequence as string | undefined),
+    scriptOptions: raw,
+  };
+  if (problems.length > 0) throw PlateauError.invalidConfig(problems, 'test options');
+  return options;
+}
+
+/** k6's shortcut options (`vus`/`duration`/`iterations`/`stages`) as one `default` scenario. */
+function shortcutScenario(raw: Record<string, unknown>): Record<string, unknown> {
+  const vus = raw.vus ?? 1;
+  if (raw.stages !== undefined)
+    return { default: { executor: 'ramping-vus', startVUs: vus, stages: raw.stages } };
+  if (raw.iterations !== undefined) {
+    return {
+      default: { executor: 'shared-iterations', vus, iterations: raw.iterations, maxDuration: raw.duration },
+    };
+  }
+  if (raw.duration !== undefined)
+    return { default: { executor: 'constant-vus', vus, duration: raw.duration } };
+  return { default: { executor: 'shared-iterations', vus: 1, iterations: 1 } };
+}

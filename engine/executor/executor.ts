@@ -1,0 +1,83 @@
+// What every executor gets from the runner, and what it gives back.
+import { performance } from 'node:perf_hooks';
+import type { ScenarioConfig } from '../config/scenarios.ts';
+import { type ScenarioInfo, VirtualUser } from '../js/context.ts';
+import type { TestRuntime } from '../js/runtime.ts';
+import type { ExecutionTuple } from '../schedule/execution-segment.ts';
+
+/** Hands out VUs with instance-wide and test-wide ids, counting them in vus_max. */
+export class VuFactory {
+  #next = 0;
+  readonly #runtime: TestRuntime;
+  readonly #tuple: ExecutionTuple;
+
+  constructor(runtime: TestRuntime, tuple: ExecutionTuple) {
+    this.#runtime = runtime;
+    this.#tuple = tuple;
+  }
+
+  /** Initializes one more VU (k6 runs its init context; here that is instant). */
+  create(): VirtualUser {
+    const idInInstance = ++this.#next;
+    this.#runtime.vusInitialized++;
+    return new VirtualUser(idInInstance, globalVuId(this.#tuple, idInInstance));
+  }
+}
+
+/** The VU's id across instances: the idInInstance-th element of this segment's stripe. */
+function globalVuId(tuple: ExecutionTuple, idInInstance: number): number {
+  return segmentedIndex(tuple)(idInInstance - 1) + 1;
+}
+
+/**
+ * k6's SegmentedIndex as a function: the local 0-based index k of this instance maps to
+ * the global index of the k-th element owned by its segment.
+ */
+export function segmentedIndex(tuple: ExecutionTuple): (local: number) => number {
+  const { start, gaps, lcd } = tuple.stripedOffsets();
+  const within: number[] = [];
+  let element = start;
+  for (const gap of gaps) {
+    within.push(element);
+    element += gap;
+  }
+  return (local) => Math.floor(local / gaps.length) * lcd + within[local % gaps.length]!;
+}
+
+/** What an executor needs to run its scenario. */
+export interface ExecutorEnv {
+  runtime: TestRuntime;
+  config: ScenarioConfig;
+  /** This instance's segment within the test. */
+  tuple: ExecutionTuple;
+  vus: VuFactory;
+  /** The scenario's exported function. */
+  exec: (data: unknown) => unknown;
+}
+
+/** A scenario being run. */
+export interface Executor extends ScenarioInfo {
+  /** Runs the scenario to its end, graceful stop included. */
+  run(): Promise<void>;
+  /** Iterations completed and VUs currently busy, for progress lines. */
+  readonly stats: { iterations: number; dropped: number; active: number; maxVUs: number };
+}
+
+/** Milliseconds since an arbitrary origin, monotonic. */
+export function monotonicMs(): number {
+  return performance.now();
+}
+
+/** Resolves after `ms`, or as soon as `signal` aborts. */
+export function sleepUnless(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted || ms <= 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

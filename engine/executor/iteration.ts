@@ -1,0 +1,78 @@
+// Runs one iteration of a scenario on a VU, and emits k6's per-iteration samples.
+import type { IterationContext, ScenarioInfo, VirtualUser } from '../js/context.ts';
+import { runInContext } from '../js/context.ts';
+import { describe } from '../js/loader.ts';
+import { TestAbortedError } from '../js/modules/execution.ts';
+import { nowMs, type TestRuntime } from '../js/runtime.ts';
+
+/** How an iteration ended. */
+export type IterationOutcome = 'completed' | 'interrupted';
+
+/**
+ * Runs `exec(setupData)` as one iteration of `scenario` on `vu`. When `interrupt` aborts
+ * before the iteration returns, the iteration is abandoned as interrupted: it emits no
+ * `iterations`/`iteration_duration` sample and whatever it does later is not recorded.
+ * An exception inside the iteration is logged and the iteration still counts as full,
+ * as in k6.
+ */
+export async function runIteration(
+  runtime: TestRuntime,
+  scenario: ScenarioInfo,
+  exec: (data: unknown) => unknown,
+  vu: VirtualUser,
+  iterationInScenario: number,
+  iterationInTest: number,
+  interrupt: AbortSignal,
+): Promise<IterationOutcome> {
+  const context: IterationContext = {
+    vu,
+    scenario,
+    iterationInScenario,
+    iterationInTest,
+    group: '',
+    signal: interrupt,
+    bytesSent: 0,
+    bytesReceived: 0,
+    pendingSleeps: 0,
+    interrupted: false,
+  };
+  vu.iterationInInstance++;
+  runtime.vusActive++;
+  const started = nowMs();
+  let outcome: IterationOutcome = 'completed';
+  try {
+    const body = runInContext(context, async () => exec(runtime.setupData));
+    const interrupted = new Promise<'interrupted'>((resolve) => {
+      if (interrupt.aborted) resolve('interrupted');
+      interrupt.addEventListener('abort', () => resolve('interrupted'), { once: true });
+    });
+    const result = await Promise.race([body.then(() => 'completed' as const), interrupted]);
+    outcome = result;
+  } catch (error) {
+    if (interrupt.aborted) outcome = 'interrupted';
+    else if (!(error instanceof TestAbortedError)) {
+      runtime.logger.log('error', describe(error), { source: 'stacktrace' });
+    }
+  } finally {
+    runtime.vusActive--;
+  }
+  if (context.pendingSleeps > 0 && outcome === 'completed') {
+    runtime.warnOnce(
+      'unawaited-sleep',
+      'an iteration ended while a sleep() was still pending: write `await sleep(s)`, otherwise the sleep does not delay anything',
+    );
+  }
+  const ended = nowMs();
+  const tags = runtime.contextTags({ ...context, group: '' });
+  runtime.emitBuiltin('data_sent', context.bytesSent, tags, ended);
+  runtime.emitBuiltin('data_received', context.bytesReceived, tags, ended);
+  context.interrupted = outcome === 'interrupted';
+  if (outcome === 'completed') {
+    runtime.emitBuiltin('iteration_duration', ended - started, tags, ended);
+    runtime.emitBuiltin('iterations', 1, tags, ended);
+    runtime.iterationsCompleted++;
+  } else {
+    runtime.iterationsInterrupted++;
+  }
+  return outcome;
+}

@@ -1,0 +1,68 @@
+// Per-iteration context that follows each iteration across awaits (AsyncLocalStorage).
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+/** A virtual user: an identity that runs one iteration at a time. */
+export class VirtualUser {
+  /** 1-based id within this engine instance (`__VU`, `exec.vu.idInInstance`). */
+  readonly idInInstance: number;
+  /** 1-based id across all instances of a segmented test (`exec.vu.idInTest`). */
+  readonly idInTest: number;
+  /** Iterations this VU started, across scenarios. */
+  iterationInInstance = 0;
+  /** `exec.vu.tags`: writable tags added to this VU's samples. */
+  readonly tags: Record<string, string> = {};
+  /** `exec.vu.metrics.metadata`. */
+  readonly metadata: Record<string, string> = {};
+
+  constructor(idInInstance: number, idInTest: number) {
+    this.idInInstance = idInInstance;
+    this.idInTest = idInTest;
+  }
+}
+
+/** What the running scenario exposes to its iterations. */
+export interface ScenarioInfo {
+  readonly name: string;
+  readonly executor: string;
+  /** Unix ms when the scenario started. */
+  readonly startTimeMs: number;
+  /** The scenario's `env` merged over the test's `__ENV`. */
+  readonly env: Readonly<Record<string, string>>;
+  /** The scenario's `tags`. */
+  readonly tags: Readonly<Record<string, string>>;
+  /** 0..1 of the scenario's duration. */
+  progress(): number;
+}
+
+/** One running iteration (or setup/teardown, with `scenario` undefined). */
+export interface IterationContext {
+  readonly vu: VirtualUser;
+  readonly scenario: ScenarioInfo | undefined;
+  /** 0-based index of this iteration within its scenario on this instance. */
+  readonly iterationInScenario: number;
+  /** 0-based global index across instances (`exec.scenario.iterationInTest`). */
+  readonly iterationInTest: number;
+  /** Current group path: `''` at root, `::a::b` when nested. */
+  group: string;
+  /** Aborted when the iteration is interrupted (gracefulStop expired, test aborted). */
+  readonly signal: AbortSignal;
+  /** Bytes sent and received since the last data_sent/data_received emission. */
+  bytesSent: number;
+  bytesReceived: number;
+  /** `sleep()` promises not yet settled, to warn about un-awaited sleeps. */
+  pendingSleeps: number;
+  /** Set once interrupted: samples from a dead iteration are dropped. */
+  interrupted: boolean;
+}
+
+const storage = new AsyncLocalStorage<IterationContext>();
+
+/** Runs `fn` as the body of `context`. */
+export function runInContext<T>(context: IterationContext, fn: () => T): T {
+  return storage.run(context, fn);
+}
+
+/** The iteration whose code is running, or undefined in the init context. */
+export function currentContext(): IterationContext | undefined {
+  return storage.getStore();
+}

@@ -1,0 +1,34 @@
+// k6-style log lines on stderr (logrus text format).
+
+export type LogLevel = 'debug' | 'info' | 'warning' | 'error';
+
+/** Where engine and script log lines go. */
+export interface Logger {
+  log(level: LogLevel, message: string, fields?: Record<string, string>): void;
+}
+
+const SHORT: Record<LogLevel, string> = { debug: 'DEBU', info: 'INFO', warning: 'WARN', error: 'ERRO' };
+
+/**
+ * A logger writing like k6: `WARN[0003] message  key=value` on a terminal, and
+ * `time="…" level=warning msg="…"` otherwise. Seconds count from `startMs`.
+ */
+export function stderrLogger(
+  startMs: number,
+  write: (line: string) => void = (l) => process.stderr.write(l),
+): Logger {
+  const tty = process.stderr.isTTY === true;
+  return {
+    log(level, message, fields = {}) {
+      const extra = Object.entries(fields)
+        .map(([k, v]) => ` ${k}=${v}`)
+        .join('');
+      if (tty) {
+        const seconds = String(Math.max(0, Math.floor((Date.now() - startMs) / 1000))).padStart(4, '0');
+        write(`${SHORT[level]}[${seconds}] ${message}${extra ? ` ${extra}` : ''}\n`);
+      } else {
+        write(`time="${new Date().toISOString()}" level=${level} msg=${JSON.stringify(message)}${extra}\n`);
+      }
+    },
+  };
+}

@@ -1,0 +1,417 @@
+// The `k6/http` module on undici: asyncRequest with k6's tags, timings and error codes.
+import { Agent, type Dispatcher } from 'undici';
+import { parseDurationNs } from '../../config/duration.ts';
+import { HTTP_TIMING_METRICS } from '../../metrics/builtin.ts';
+import type { IterationContext } from '../context.ts';
+import { nowMs, type ResponseCallback, type TestRuntime } from '../runtime.ts';
+
+/** k6's default request timeout. */
+const DEFAULT_TIMEOUT_MS = 60_000;
+
+/** Transport errors as k6 reports them: error_code and the `error` tag/field. */
+const ERRORS = {
+  timeout: [1050, 'request timeout'],
+  dialTimeout: [1211, 'dial: i/o timeout'],
+  refused: [1212, 'dial: connection refused'],
+  reset: [1220, 'read: connection reset by peer'],
+  noHost: [1101, 'lookup: no such host'],
+  invalidUrl: [1020, 'invalid URL'],
+} as const satisfies Record<string, readonly [number, string]>;
+
+/** Request timings in ms, as `res.timings`. */
+export interface Timings {
+  blocked: number;
+  connecting: number;
+  tls_handshaking: number;
+  sending: number;
+  waiting: number;
+  receiving: number;
+  duration: number;
+}
+
+/** The request parameters plateau's engine understands (a subset of k6's Params). */
+interface Params {
+  headers?: Record<string, unknown>;
+  tags?: Record<string, unknown>;
+  timeout?: string | number;
+  responseType?: 'text' | 'binary' | 'none';
+  responseCallback?: ResponseCallback | null;
+}
+
+/** What `http.url\`…\`` returns: the URL, and a name with `${}` in place of values. */
+interface TemplateUrl {
+  url: string;
+  name: string;
+}
+
+/** The response object scripts read. */
+export interface K6Response {
+  status: number;
+  status_text: string;
+  proto: string;
+  url: string;
+  headers: Record<string, string>;
+  body: string | ArrayBuffer | null;
+  timings: Timings;
+  error: string;
+  error_code: number;
+  remote_ip: string;
+  remote_port: number;
+  request: { method: string; url: string; headers: Record<string, string>; body: unknown };
+  json(selector?: string): unknown;
+}
+
+/** Go's canonical header form: `content-type` → `Content-Type`. */
+function canonicalHeader(name: string): string {
+  return name.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase());
+}
+
+/** Maps an undici/Node error to k6's code and message. */
+function classify(error: unknown, timedOut: boolean): readonly [number, string] {
+  if (timedOut) return ERRORS.timeout;
+  const code = (error as { code?: string })?.code ?? '';
+  const message = error instanceof Error ? error.message : String(error);
+  if (code === 'ECONNREFUSED' || /ECONNREFUSED/.test(message)) return ERRORS.refused;
+  if (code === 'UND_ERR_CONNECT_TIMEOUT') return ERRORS.dialTimeout;
+  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE') return ERRORS.reset;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return ERRORS.noHost;
+  return [1000, message];
+}
+
+/** Builds a response callback from status codes and `{min, max}` ranges. */
+export function expectedStatuses(...specs: (number | { min: number; max: number })[]): ResponseCallback {
+  const singles = new Set<number>();
+  const ranges: { min: number; max: number }[] = [];
+  for (const spec of specs) {
+    if (typeof spec === 'number' && Number.isInteger(spec)) singles.add(spec);
+    else if (spec && typeof spec === 'object' && Number.isInteger(spec.min) && Number.isInteger(spec.max))
+      ranges.push(spec);
+    else throw new Error(`expectedStatuses: ${JSON.stringify(spec)} is neither a status code nor {min, max}`);
+  }
+  return (status) => singles.has(status) || ranges.some((r) => status >= r.min && status <= r.max);
+}
+
+/**
+ * Builds `k6/http` for a run. Requests go through one undici Agent with keep-alive and no
+ * connection cap: each VU has at most one request in flight, so maxVUs bounds the sockets.
+ * The synchronous functions throw: a Node engine cannot block a VU, so scripts must await
+ * asyncRequest.
+ */
+export function createHttpModule(runtime: TestRuntime) {
+  const agent = new Agent({ pipelining: 1, keepAliveTimeout: 60_000 });
+
+  function asyncRequest(
+    method: string,
+    target: string | TemplateUrl,
+    body?: unknown,
+    params: Params = {},
+  ): Promise<K6Response> {
+    const context = runtime.current();
+    const urlString = typeof target === 'string' ? target : String(target?.url);
+    const templateName = typeof target === 'object' && target !== null ? target.name : undefined;
+    return send(context, String(method).toUpperCase(), urlString, templateName, body, params ?? {});
+  }
+
+  function send(
+    context: IterationContext | undefined,
+    method: string,
+    urlString: string,
+    templateName: string | undefined,
+    body: unknown,
+    params: Params,
+  ): Promise<K6Response> {
+    const customTags = Object.fromEntries(Object.entries(params.tags ?? {}).map(([k, v]) => [k, String(v)]));
+    const name = customTags.name ?? templateName ?? maskCredentials(urlString);
+    const callback =
+      params.responseCallback === undefined ? runtime.responseCallback : params.responseCallback;
+    const timeoutNs = params.timeout === undefined ? undefined : parseDurationNs(params.timeout);
+    const timeoutMs = timeoutNs === undefined ? DEFAULT_TIMEOUT_MS : timeoutNs / 1e6;
+    const responseType = params.responseType ?? (runtime.discardResponseBodies ? 'none' : 'text');
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(params.headers ?? {})) headers[k] = String(v);
+    const payload = encodeBody(body, headers);
+
+    let url: URL;
+    try {
+      url = new URL(urlString);
+    } catch {
+      return Promise.reject(new Error(`invalid URL "${urlString}" in http.asyncRequest`));
+    }
+    if (context?.signal.aborted) return Promise.reject(new Error('the iteration was interrupted'));
+
+    return new Promise<K6Response>((resolve) => {
+      const started = nowMs();
+      let assigned = started;
+      let firstByte = started;
+      let status = 0;
+      let statusText = '';
+      let responseHeaders: Record<string, string> = {};
+      let headerBytes = 0;
+      const chunks: Buffer[] = [];
+      let bodyBytes = 0;
+      let settled = false;
+      let timedOut = false;
+      let controller: Dispatcher.DispatchController | undefined;
+
+      const finish = (error: unknown) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        context?.signal.removeEventListener('abort', onInterrupt);
+        const ended = nowMs();
+        const [errorCode, errorText] =
+          error === undefined ? (status >= 400 ? [1000 + status, ''] : [0, '']) : classify(error, timedOut);
+        if (error !== undefined) status = 0;
+        const transportFailed = error !== undefined;
+        const timings: Timings = transportFailed
+          ? {
+              blocked: assigned - started,
+              connecting: 0,
+              tls_handshaking: 0,
+              sending: 0,
+              waiting: 0,
+              receiving: 0,
+              duration: 0,
+            }
+          : {
+              blocked: assigned - started,
+              connecting: 0,
+              tls_handshaking: 0,
+              sending: 0,
+              waiting: firstByte - assigned,
+              receiving: ended - firstByte,
+              duration: ended - assigned,
+            };
+        if (transportFailed) timings.duration = ended - assigned;
+        const requestBytes =
+          method.length +
+          url.pathname.length +
+          url.search.length +
+          12 +
+          headerSize(headers, url) +
+          (payload?.length ?? 0);
+        if (context) {
+          context.bytesSent += requestBytes;
+          context.bytesReceived += headerBytes + bodyBytes;
+        }
+        const expected = callback ? (transportFailed ? false : callback(status)) : undefined;
+        if (!context?.interrupted) {
+          const tags: Record<string, string> = runtime.contextTags(context);
+          Object.assign(tags, customTags);
+          tags.method = method;
+          tags.url = customTags.name ?? templateName ?? maskCredentials(urlString);
+          tags.name = name;
+          tags.status = String(status);
+          tags.proto = transportFailed ? '' : 'HTTP/1.1';
+          if (expected !== undefined) tags.expected_response = String(expected);
+          if (errorCode !== 0) tags.error_code = String(errorCode);
+          if (errorText !== '') tags.error = errorText;
+          emitRequest(tags, timings, expected, ended);
+        }
+        if (transportFailed)
+          runtime.logger.log('warning', 'Request Failed', { error: JSON.stringify(errorText) });
+        const responseBody = decodeBody(chunks, responseType);
+        resolve({
+          status,
+          status_text: statusText,
+          proto: transportFailed ? '' : 'HTTP/1.1',
+          url: urlString,
+          headers: responseHeaders,
+          body: responseBody,
+          timings,
+          error: errorText,
+          error_code: errorCode,
+          remote_ip: url.hostname.replace(/^\[|\]$/g, ''),
+          remote_port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
+          request: { method, url: urlString, headers, body: body ?? null },
+          json(selector?: string) {
+            if (typeof responseBody !== 'string')
+              throw new Error('the response has no text body to parse as JSON');
+            const parsed = JSON.parse(responseBody) as unknown;
+            return selector ? selectPath(parsed, selector) : parsed;
+          },
+        });
+      };
+
+      const timer = setTimeout(() => {
+        timedOut = true;
+        controller?.abort(new Error('request timeout'));
+        finish(new Error('request timeout'));
+      }, timeoutMs);
+      const onInterrupt = () => {
+        controller?.abort(new Error('interrupted'));
+        settled = true;
+        clearTimeout(timer);
+        resolve(interruptedResponse(method, urlString));
+      };
+      context?.signal.addEventListener('abort', onInterrupt, { once: true });
+
+      const handler: Dispatcher.DispatchHandler = {
+        onRequestStart(c) {
+          controller = c;
+          assigned = nowMs();
+          if (settled) c.abort(new Error('request already finished'));
+        },
+        onResponseStart(_c, statusCode, rawHeaders, message) {
+          firstByte = nowMs();
+          status = statusCode;
+          statusText = `${statusCode} ${message ?? ''}`.trim();
+          const canonical: Record<string, string> = {};
+          headerBytes = 17 + statusText.length;
+          for (const [key, value] of Object.entries(rawHeaders)) {
+            const text = Array.isArray(value) ? value.join(', ') : String(value);
+            canonical[canonicalHeader(key)] = text;
+            headerBytes += key.length + text.length + 4;
+          }
+          responseHeaders = canonical;
+        },
+        onResponseData(_c, chunk) {
+          bodyBytes += chunk.length;
+          if (responseType !== 'none') chunks.push(chunk);
+        },
+        onResponseEnd() {
+          finish(undefined);
+        },
+        onResponseError(_c, error) {
+          finish(error);
+        },
+      };
+      agent.dispatch(
+        {
+          origin: url.origin,
+          path: `${url.pathname}${url.search}`,
+          method: method as Dispatcher.HttpMethod,
+          headers,
+          body: payload ?? null,
+        },
+        handler,
+      );
+    });
+  }
+
+  function emitRequest(
+    tags: Record<string, string>,
+    timings: Timings,
+    expected: boolean | undefined,
+    timeMs: number,
+  ) {
+    runtime.emitBuiltin('http_reqs', 1, tags, timeMs);
+    for (const metric of HTTP_TIMING_METRICS) {
+      const key =
+        metric === 'http_req_duration' ? 'duration' : (metric.slice('http_req_'.length) as keyof Timings);
+      runtime.emitBuiltin(metric, timings[key], tags, timeMs);
+    }
+    if (expected !== undefined) runtime.emitBuiltin('http_req_failed', expected ? 0 : 1, tags, timeMs);
+  }
+
+  const blocking = (name: string) => () => {
+    throw new Error(
+      `http.${name}() blocks the VU, which plateau's embedded engine cannot do. ` +
+        `Use the async form: await http.asyncRequest('${name === 'request' ? 'GET' : name.toUpperCase()}', url, body, params)`,
+    );
+  };
+
+  function url(strings: TemplateStringsArray, ...values: unknown[]): TemplateUrl {
+    let full = strings[0] ?? '';
+    let name = strings[0] ?? '';
+    values.forEach((value, i) => {
+      full += String(value) + (strings[i + 1] ?? '');
+      name += `\${}${strings[i + 1] ?? ''}`;
+    });
+    return { url: full, name };
+  }
+
+  const exports = {
+    asyncRequest,
+    request: blocking('request'),
+    get: blocking('get'),
+    head: blocking('head'),
+    post: blocking('post'),
+    put: blocking('put'),
+    patch: blocking('patch'),
+    del: blocking('del'),
+    options: blocking('options'),
+    batch: blocking('batch'),
+    expectedStatuses,
+    setResponseCallback(callback: ResponseCallback | null) {
+      runtime.responseCallback = callback;
+    },
+    url,
+  };
+  return { module: { default: exports, ...exports }, close: () => agent.close() };
+}
+
+function encodeBody(body: unknown, headers: Record<string, string>): Buffer | undefined {
+  if (body === undefined || body === null) return undefined;
+  if (typeof body === 'string') return Buffer.from(body);
+  if (body instanceof ArrayBuffer) return Buffer.from(body);
+  if (ArrayBuffer.isView(body)) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  if (typeof body === 'object') {
+    // k6 form-encodes a plain object.
+    if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
+      headers['Content-Type'] = 'application/x-www-form-urlencoded';
+    }
+    return Buffer.from(
+      new URLSearchParams(Object.entries(body).map(([k, v]): [string, string] => [k, String(v)])).toString(),
+    );
+  }
+  return Buffer.from(String(body));
+}
+
+function decodeBody(chunks: Buffer[], responseType: string): string | ArrayBuffer | null {
+  if (responseType === 'none') return null;
+  const buffer = Buffer.concat(chunks);
+  if (responseType === 'binary')
+    return buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + buffer.byteLength);
+  return buffer.toString('utf8');
+}
+
+function headerSize(headers: Record<string, string>, url: URL): number {
+  let size = 6 + url.host.length + 2;
+  for (const [k, v] of Object.entries(headers)) size += k.length + v.length + 4;
+  return size;
+}
+
+/** k6 masks credentials in the `name`/`url` tags: `http://****:****@host/`. */
+function maskCredentials(url: string): string {
+  return url.replace(/^(\w+:\/\/)[^/@]+@/, '$1****:****@');
+}
+
+/** `res.json('a.b.0')`: a dotted path into the parsed body. */
+function selectPath(value: unknown, path: string): unknown {
+  let current: unknown = value;
+  for (const key of path.split('.')) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<string, unknown>)[key];
+  }
+  return current;
+}
+
+function interruptedResponse(method: string, url: string): K6Response {
+  const zero = {
+    blocked: 0,
+    connecting: 0,
+    tls_handshaking: 0,
+    sending: 0,
+    waiting: 0,
+    receiving: 0,
+    duration: 0,
+  };
+  return {
+    status: 0,
+    status_text: '',
+    proto: '',
+    url,
+    headers: {},
+    body: null,
+    timings: zero,
+    error: 'context canceled',
+    error_code: 1000,
+    remote_ip: '',
+    remote_port: 0,
+    request: { method, url, headers: {}, body: null },
+    json() {
+      throw new Error('the request was interrupted');
+    },
+  };
+}

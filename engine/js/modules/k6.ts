@@ -1,0 +1,91 @@
+// The `k6` module: check, group, sleep, fail, randomSeed.
+import { nowMs, type TestRuntime } from '../runtime.ts';
+
+/**
+ * Builds the `k6` module for a run. `check` and `group` are synchronous, as in k6, and
+ * refuse async callbacks. `sleep` returns a promise (k6's returns undefined; awaiting
+ * either is fine), which settles early when the iteration is interrupted.
+ */
+export function createK6Module(runtime: TestRuntime) {
+  function check(value: unknown, sets: Record<string, unknown>, tags: Record<string, string> = {}): boolean {
+    const context = runtime.current();
+    const group = runtime.group(context?.group ?? '');
+    const base = { ...runtime.contextTags(context), ...stringTags(tags) };
+    let all = true;
+    for (const [name, predicate] of Object.entries(sets ?? {})) {
+      const result = typeof predicate === 'function' ? predicate(value) : predicate;
+      if (result instanceof Promise) {
+        throw new Error(`check "${name}" returned a Promise: check() does not support async functions`);
+      }
+      const ok = Boolean(result);
+      all &&= ok;
+      let record = group.checks.get(name);
+      if (!record) {
+        record = { name, path: `${group.path}::${name}`, passes: 0, fails: 0 };
+        group.checks.set(name, record);
+      }
+      if (ok) record.passes++;
+      else record.fails++;
+      if (!context?.interrupted) runtime.emitBuiltin('checks', ok ? 1 : 0, { ...base, check: name });
+    }
+    return all;
+  }
+
+  function group<T>(name: string, fn: () => T): T {
+    if (typeof name !== 'string' || name.includes('::')) {
+      throw new Error(`group name ${JSON.stringify(name)} is invalid: it may not contain "::"`);
+    }
+    const context = runtime.current();
+    if (!context) throw new Error('group() can only be called from a VU, not from the init context');
+    const parent = context.group;
+    context.group = `${parent}::${name}`;
+    runtime.group(context.group);
+    const started = nowMs();
+    try {
+      const result = fn();
+      if (result instanceof Promise) {
+        throw new Error(`group "${name}" returned a Promise: group() does not support async functions`);
+      }
+      return result;
+    } finally {
+      const tags = runtime.contextTags(context);
+      if (!context.interrupted) runtime.emitBuiltin('group_duration', nowMs() - started, tags);
+      context.group = parent;
+    }
+  }
+
+  function sleep(seconds: number): Promise<void> {
+    const context = runtime.current();
+    const ms = Math.max(0, Number(seconds) * 1000 || 0);
+    if (!context) return new Promise((resolve) => setTimeout(resolve, ms));
+    context.pendingSleeps++;
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        context.signal.removeEventListener('abort', done);
+        context.pendingSleeps--;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      context.signal.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  function fail(message = ''): never {
+    throw new Error(message);
+  }
+
+  function randomSeed(seed: number): void {
+    runtime.warnOnce(
+      'randomSeed',
+      `randomSeed(${seed}) is ignored by the embedded engine: Math.random is not seedable in Node`,
+    );
+  }
+
+  const exports = { check, group, sleep, fail, randomSeed };
+  return { default: exports, ...exports };
+}
+
+function stringTags(tags: Record<string, unknown>): Record<string, string> {
+  return Object.fromEntries(Object.entries(tags ?? {}).map(([k, v]) => [k, String(v)]));
+}

@@ -1,0 +1,174 @@
+// The state one test run shares between the engine, its executors and the k6 modules.
+import { performance } from 'node:perf_hooks';
+import type { BuiltinMetricName } from '../metrics/builtin.ts';
+import type { Metric, Sample, Tags } from '../metrics/metric.ts';
+import type { MetricRegistry } from '../metrics/registry.ts';
+import type { Output } from '../output/output.ts';
+import { currentContext, type IterationContext } from './context.ts';
+import type { Logger } from './logger.ts';
+
+/** How often buffered samples are handed to the outputs. */
+const OUTPUT_FLUSH_MS = 100;
+
+/** A check's counts within its group. */
+export interface CheckRecord {
+  name: string;
+  path: string;
+  passes: number;
+  fails: number;
+}
+
+/** A group and what happened inside it (k6's root_group tree). */
+export interface GroupRecord {
+  name: string;
+  path: string;
+  groups: Map<string, GroupRecord>;
+  checks: Map<string, CheckRecord>;
+}
+
+/** Why a run ended early. */
+export type StopCause =
+  | { kind: 'aborted'; message: string } // exec.test.abort()
+  | { kind: 'threshold'; message: string } // abortOnFail
+  | { kind: 'signal'; message: string }; // SIGINT/SIGTERM
+
+/** Decides whether a response counts as expected (k6's responseCallback). */
+export type ResponseCallback = (status: number) => boolean;
+
+/**
+ * The run's shared state: metrics, outputs, logger, env and tags, the group/check tree,
+ * VU counts, and the stop signal. One instance per `runTest`.
+ */
+export class TestRuntime {
+  readonly registry: MetricRegistry;
+  readonly logger: Logger;
+  /** `__ENV` outside scenarios: system env (unless excluded) plus `-e` flags. */
+  readonly env: Readonly<Record<string, string>>;
+  /** options.tags and --tag: added to every sample (set once options are known). */
+  runTags: Tags;
+  /** Unix ms when the test started (before setup). */
+  readonly startMs: number;
+  readonly rootGroup: GroupRecord = { name: '', path: '', groups: new Map(), checks: new Map() };
+  readonly stopController = new AbortController();
+  responseCallback: ResponseCallback | null = (status) => status >= 200 && status <= 399;
+  discardResponseBodies = false;
+  setupData: unknown;
+  /** VUs executing an iteration now, and VUs initialized. */
+  vusActive = 0;
+  vusInitialized = 0;
+  iterationsCompleted = 0;
+  iterationsInterrupted = 0;
+  /** exec.test.fail() was called: the run continues but ends with exit 110. */
+  failed = false;
+  stopCause: StopCause | undefined;
+  readonly #outputs: Output[];
+  #pending: Sample[] = [];
+  #flushTimer: NodeJS.Timeout | undefined;
+  readonly #warnedOnce = new Set<string>();
+
+  constructor(options: {
+    registry: MetricRegistry;
+    logger: Logger;
+    env: Record<string, string>;
+    runTags: Tags;
+    outputs: Output[];
+  }) {
+    this.registry = options.registry;
+    this.logger = options.logger;
+    this.env = options.env;
+    this.runTags = options.runTags;
+    this.#outputs = options.outputs;
+    this.startMs = nowMs();
+  }
+
+  /** Starts handing samples to the outputs every 100 ms. */
+  startFlushing(): void {
+    this.#flushTimer ??= setInterval(() => this.flush(), OUTPUT_FLUSH_MS);
+    this.#flushTimer.unref();
+  }
+
+  /** Hands every buffered sample to the outputs now. */
+  flush(): void {
+    if (this.#pending.length === 0) return;
+    const batch = this.#pending;
+    this.#pending = [];
+    for (const output of this.#outputs) output.addMetricSamples(batch);
+  }
+
+  stopFlushing(): void {
+    if (this.#flushTimer) clearInterval(this.#flushTimer);
+    this.flush();
+  }
+
+  /** Records one sample: aggregated at once (for thresholds), buffered for the outputs. */
+  emit(metric: Metric, value: number, tags: Tags, timeMs = nowMs(), metadata?: Record<string, string>): void {
+    metric.observed = true;
+    metric.ingest(value, tags);
+    const sample: Sample = { metric, timeMs, value, tags };
+    if (metadata) sample.metadata = metadata;
+    this.#pending.push(sample);
+  }
+
+  /** Emits a built-in metric. */
+  emitBuiltin(name: BuiltinMetricName, value: number, tags: Tags, timeMs?: number): void {
+    this.emit(this.registry.builtin(name), value, tags, timeMs);
+  }
+
+  /** The iteration running now, if any. */
+  current(): IterationContext | undefined {
+    return currentContext();
+  }
+
+  /**
+   * The tags every sample of `context` carries: run tags, scenario tags, `group` and
+   * `scenario` (when in a scenario), then the VU's own tags.
+   */
+  contextTags(context: IterationContext | undefined): Record<string, string> {
+    const tags: Record<string, string> = { ...this.runTags };
+    if (context?.scenario) Object.assign(tags, context.scenario.tags);
+    tags.group = context?.group ?? '';
+    if (context?.scenario) tags.scenario = context.scenario.name;
+    if (context) Object.assign(tags, context.vu.tags);
+    return tags;
+  }
+
+  /** The group record for a path (`::a::b`), creating it and its parents. */
+  group(path: string): GroupRecord {
+    let group = this.rootGroup;
+    if (path === '') return group;
+    let current = '';
+    for (const name of path.split('::').slice(1)) {
+      current = `${current}::${name}`;
+      let next = group.groups.get(name);
+      if (!next) {
+        next = { name, path: current, groups: new Map(), checks: new Map() };
+        group.groups.set(name, next);
+      }
+      group = next;
+    }
+    return group;
+  }
+
+  /** Logs a warning only the first time `key` is seen. */
+  warnOnce(key: string, message: string): void {
+    if (this.#warnedOnce.has(key)) return;
+    this.#warnedOnce.add(key);
+    this.logger.log('warning', message);
+  }
+
+  /** Ends the run early (abort, abortOnFail threshold, signal). The first cause wins. */
+  stop(cause: StopCause): void {
+    if (this.stopCause) return;
+    this.stopCause = cause;
+    this.stopController.abort(cause);
+  }
+
+  get stopped(): boolean {
+    return this.stopCause !== undefined;
+  }
+}
+
+/** Wall-clock epoch ms with sub-millisecond precision, monotonic within the process. */
+export function nowMs(): number {
+  return performance.timeOrigin + performance.now();
+}

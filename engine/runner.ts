@@ -1,0 +1,343 @@
+// Runs a k6 script end to end: init, setup, scenarios, teardown, thresholds, summary.
+import { writeFile } from 'node:fs/promises';
+import { ERROR_CODES, isPlateauError, PlateauError } from '../contract/index.ts';
+import { consolidateOptions, type OptionOverrides, type TestOptions } from './config/options.ts';
+import { startHealthTicker } from './engine-health.ts';
+import { ENGINE_EXIT_CODES, ScriptError } from './errors.ts';
+import { createExecutor } from './executor/create-executor.ts';
+import { type Executor, sleepUnless, VuFactory } from './executor/executor.ts';
+import { type IterationContext, runInContext, VirtualUser } from './js/context.ts';
+import { describe, loadScript } from './js/loader.ts';
+import { type Logger, stderrLogger } from './js/logger.ts';
+import { createModuleTable, scriptGlobals } from './js/modules/index.ts';
+import { nowMs, TestRuntime } from './js/runtime.ts';
+import { MetricRegistry } from './metrics/registry.ts';
+import { evaluateThresholds } from './metrics/threshold-evaluator.ts';
+import { CsvOutput, parseCsvConfig } from './output/csv.ts';
+import { JsonOutput } from './output/json.ts';
+import type { Output } from './output/output.ts';
+import { buildSummaryData, renderTextSummary, type SummaryData, summaryExport } from './output/summary.ts';
+import { ExecutionTuple, parseSegment, parseSequence } from './schedule/execution-segment.ts';
+
+/** How often thresholds are evaluated during a run (k6: every 2 s). */
+const THRESHOLD_INTERVAL_MS = 2000;
+
+/** An `--out` flag: `csv=…` or `json=…`. */
+export interface OutputSpec {
+  type: 'csv' | 'json';
+  arg: string;
+}
+
+/** A snapshot for progress displays. */
+export interface Progress {
+  elapsedMs: number;
+  scenarios: {
+    name: string;
+    progress: number;
+    active: number;
+    maxVUs: number;
+    iterations: number;
+    dropped: number;
+  }[];
+}
+
+/** Everything `runTest` takes; flags follow `k6 run`. */
+export interface RunConfig {
+  /** A bundled .js or a .ts script. */
+  script: string;
+  /** `-e K=V` values. */
+  env?: Record<string, string>;
+  /** Whether `__ENV` includes the system environment (k6 run: true). */
+  includeSystemEnv?: boolean;
+  outputs?: OutputSpec[];
+  summaryExport?: string;
+  overrides?: OptionOverrides;
+  logger?: Logger;
+  /** Where the text summary and handleSummary's `stdout` go; default process.stdout. */
+  stdout?: (text: string) => void;
+  /** Aborting it stops the run like SIGINT (exit 105), after writing what was gathered. */
+  signal?: AbortSignal;
+  /** Called every second while scenarios run. */
+  onProgress?: (progress: Progress) => void;
+}
+
+/** What a run ended with. */
+export interface RunResult {
+  exitCode: number;
+  /** Why, in words, when it is not 0. */
+  reason: string;
+  summary: SummaryData | undefined;
+  durationMs: number;
+}
+
+/**
+ * Runs `config.script` with k6's semantics and writes k6's output formats. Never throws
+ * for problems in the script or its options: they become the exit codes k6 uses (104
+ * invalid config, 107 script exception, 99 thresholds, 105 interrupted, 108 aborted,
+ * 110 marked failed), with outputs flushed either way.
+ */
+export async function runTest(config: RunConfig): Promise<RunResult> {
+  const startedMs = Date.now();
+  const logger = config.logger ?? stderrLogger(startedMs);
+  const write = config.stdout ?? ((text: string) => process.stdout.write(text));
+  const env = { ...(config.includeSystemEnv === false ? {} : stringEnv(process.env)), ...(config.env ?? {}) };
+  const outputs: Output[] = [];
+  const registry = new MetricRegistry();
+  const runtime = new TestRuntime({ registry, logger, env, runTags: {}, outputs });
+  const stopExternally = () => runtime.stop({ kind: 'signal', message: 'stopped by signal' });
+  config.signal?.addEventListener('abort', stopExternally, { once: true });
+  let options: TestOptions | undefined;
+  const table = createModuleTable(runtime, () => options?.scriptOptions);
+  const cleanups: (() => void | Promise<void>)[] = [table.close];
+  const result = (exitCode: number, reason: string, summary?: SummaryData): RunResult => ({
+    exitCode,
+    reason,
+    summary,
+    durationMs: Date.now() - startedMs,
+  });
+
+  try {
+    // Init: load the script with the engine's k6 modules.
+    const exports = await loadScript(config.script, table.modules, scriptGlobals(runtime), logger);
+
+    // Options, thresholds, segments and outputs: all config problems before anything runs.
+    options = consolidateOptions(exports.options, config.overrides);
+    const missing = options.scenarios.filter((s) => typeof exports[s.exec] !== 'function');
+    if (missing.length > 0) {
+      throw PlateauError.invalidConfig(
+        missing.map((s) => ({
+          setting: `scenarios.${s.name}.exec`,
+          message: `the script exports no function "${s.exec}"`,
+          hint:
+            s.exec === 'default'
+              ? 'export default async function () { … }'
+              : `export function ${s.exec}() { … }`,
+        })),
+      );
+    }
+    runtime.runTags = options.tags;
+    runtime.discardResponseBodies = options.discardResponseBodies;
+    registry.applyThresholds(options.thresholds);
+    const tuple = ExecutionTuple.create(
+      options.executionSegment ? parseSegment(options.executionSegment) : undefined,
+      options.executionSegmentSequence ? parseSequence(options.executionSegmentSequence) : undefined,
+    );
+    for (const spec of config.outputs ?? []) {
+      outputs.push(
+        spec.type === 'csv' ? new CsvOutput(parseCsvConfig(spec.arg, env)) : new JsonOutput(spec.arg),
+      );
+    }
+    for (const output of outputs) await output.start();
+
+    runtime.startFlushing();
+    cleanups.push(startHealthTicker(runtime));
+    const thresholdTimer = setInterval(() => {
+      const verdict = evaluateThresholds(registry, nowMs() - runtime.startMs, false);
+      if (verdict.abort) {
+        runtime.stop({
+          kind: 'threshold',
+          message: `threshold ${verdict.abort.threshold.source} on ${verdict.abort.metric} crossed`,
+        });
+      }
+    }, THRESHOLD_INTERVAL_MS);
+    thresholdTimer.unref();
+    cleanups.push(() => clearInterval(thresholdTimer));
+
+    // setup()
+    const setupVu = new VirtualUser(0, 0);
+    if (typeof exports.setup === 'function') {
+      const data = await runLifecycle(
+        runtime,
+        setupVu,
+        '::setup',
+        () => (exports.setup as () => unknown)(),
+        options.setupTimeoutNs,
+        'setup',
+      );
+      runtime.setupData = data === undefined ? undefined : JSON.parse(JSON.stringify(data));
+    }
+
+    // Scenarios, each from its startTime, all at once.
+    const vus = new VuFactory(runtime, tuple);
+    const executors: Executor[] = options.scenarios.map((scenario) =>
+      createExecutor(
+        { runtime, config: scenario, tuple, vus, exec: exports[scenario.exec] as (data: unknown) => unknown },
+        { ...env, ...scenario.env },
+      ),
+    );
+    const progressTimer = config.onProgress
+      ? setInterval(() => config.onProgress?.(snapshot(runtime, executors)), 1000)
+      : undefined;
+    progressTimer?.unref();
+    await Promise.all(
+      executors.map(async (executor, i) => {
+        await sleepUnless(options!.scenarios[i]!.startTimeNs / 1e6, runtime.stopController.signal);
+        if (!runtime.stopped) await executor.run();
+      }),
+    );
+    if (progressTimer) clearInterval(progressTimer);
+    config.onProgress?.(snapshot(runtime, executors));
+
+    // teardown(), unless the run was interrupted by a signal.
+    if (typeof exports.teardown === 'function' && runtime.stopCause?.kind !== 'signal') {
+      await runLifecycle(
+        runtime,
+        setupVu,
+        '::teardown',
+        () => (exports.teardown as (d: unknown) => unknown)(runtime.setupData),
+        options.teardownTimeoutNs,
+        'teardown',
+      );
+    }
+
+    return await finish(runtime, options, exports, config, write, result);
+  } catch (error) {
+    if (error instanceof ScriptError) {
+      logger.log('error', error.message);
+      await finishAfterError(runtime, options, config, write);
+      return result(error.exitCode, error.message);
+    }
+    if (isPlateauError(error)) {
+      const exitCode =
+        error.code === ERROR_CODES.INVALID_CONFIG || error.code === ERROR_CODES.INPUT
+          ? ENGINE_EXIT_CODES.invalidConfig
+          : 1;
+      logger.log('error', `${error.message}${error.hint ? `\n${error.hint}` : ''}`);
+      await finishAfterError(runtime, options, config, write);
+      return result(exitCode, error.message);
+    }
+    throw error;
+  } finally {
+    config.signal?.removeEventListener('abort', stopExternally);
+    runtime.stopFlushing();
+    for (const output of outputs) await output.stop().catch(() => undefined);
+    for (const cleanup of cleanups) await cleanup();
+  }
+}
+
+/** Final thresholds, summary (handleSummary, export, text) and the exit code. */
+async function finish(
+  runtime: TestRuntime,
+  options: TestOptions,
+  exports: Record<string, unknown>,
+  config: RunConfig,
+  write: (text: string) => void,
+  result: (exitCode: number, reason: string, summary?: SummaryData) => RunResult,
+): Promise<RunResult> {
+  const durationMs = nowMs() - runtime.startMs;
+  const verdict = evaluateThresholds(runtime.registry, durationMs, true);
+  const summary = buildSummaryData(runtime, options.summaryTrendStats, durationMs);
+  await writeSummaries(runtime, summary, exports, config, write);
+  const cause = runtime.stopCause;
+  if (cause?.kind === 'aborted') return result(ENGINE_EXIT_CODES.testAborted, cause.message, summary);
+  if (cause?.kind === 'threshold') return result(ENGINE_EXIT_CODES.thresholdsFailed, cause.message, summary);
+  if (cause?.kind === 'signal') return result(ENGINE_EXIT_CODES.interrupted, cause.message, summary);
+  if (verdict.anyFailed)
+    return result(ENGINE_EXIT_CODES.thresholdsFailed, 'some thresholds have failed', summary);
+  if (runtime.failed) return result(ENGINE_EXIT_CODES.testFailed, 'the test was marked as failed', summary);
+  return result(ENGINE_EXIT_CODES.ok, '', summary);
+}
+
+/** After a script or config error: still write the summary export of what was gathered. */
+async function finishAfterError(
+  runtime: TestRuntime,
+  options: TestOptions | undefined,
+  config: RunConfig,
+  write: (text: string) => void,
+): Promise<void> {
+  if (!options) return;
+  const durationMs = nowMs() - runtime.startMs;
+  evaluateThresholds(runtime.registry, durationMs, true);
+  const summary = buildSummaryData(runtime, options.summaryTrendStats, durationMs);
+  await writeSummaries(runtime, summary, {}, config, write);
+}
+
+async function writeSummaries(
+  runtime: TestRuntime,
+  summary: SummaryData,
+  exports: Record<string, unknown>,
+  config: RunConfig,
+  write: (text: string) => void,
+): Promise<void> {
+  if (config.summaryExport) await writeFile(config.summaryExport, summaryExport(summary));
+  let printDefault = true;
+  if (typeof exports.handleSummary === 'function') {
+    try {
+      const files = (await (exports.handleSummary as (d: SummaryData) => unknown)(summary)) as Record<
+        string,
+        unknown
+      > | null;
+      if (files && typeof files === 'object') {
+        // A returned map replaces the default summary; its `stdout` entry is printed instead.
+        printDefault = false;
+        for (const [path, content] of Object.entries(files)) {
+          const text = content instanceof ArrayBuffer ? Buffer.from(content) : String(content);
+          if (path === 'stdout') write(String(text));
+          else if (path === 'stderr') process.stderr.write(text);
+          else await writeFile(path, text);
+        }
+      }
+    } catch (error) {
+      runtime.logger.log('error', `handleSummary() failed: ${describe(error)}`);
+    }
+  }
+  if (printDefault) write(renderTextSummary(summary));
+}
+
+/** Runs setup or teardown in a VU of its own, with its timeout (k6: 100/101 on timeout). */
+async function runLifecycle(
+  runtime: TestRuntime,
+  vu: VirtualUser,
+  group: string,
+  fn: () => unknown,
+  timeoutNs: number,
+  what: 'setup' | 'teardown',
+): Promise<unknown> {
+  const controller = new AbortController();
+  const context: IterationContext = {
+    vu,
+    scenario: undefined,
+    iterationInScenario: 0,
+    iterationInTest: 0,
+    group,
+    signal: controller.signal,
+    bytesSent: 0,
+    bytesReceived: 0,
+    pendingSleeps: 0,
+    interrupted: false,
+  };
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        controller.abort();
+        reject(
+          new ScriptError(
+            `${what}() did not finish within ${timeoutNs / 1e9}s (raise options.${what}Timeout)`,
+          ),
+        );
+      }, timeoutNs / 1e6);
+    });
+    return await Promise.race([runInContext(context, async () => fn()), timeout]);
+  } catch (error) {
+    if (error instanceof ScriptError) throw error;
+    throw new ScriptError(`${what}() threw: ${describe(error)}`, { cause: error });
+  } finally {
+    clearTimeout(timer);
+    const tags = runtime.contextTags(context);
+    delete tags.scenario;
+    runtime.emitBuiltin('data_sent', context.bytesSent, tags);
+    runtime.emitBuiltin('data_received', context.bytesReceived, tags);
+  }
+}
+
+function snapshot(runtime: TestRuntime, executors: Executor[]): Progress {
+  return {
+    elapsedMs: nowMs() - runtime.startMs,
+    scenarios: executors.map((e) => ({ name: e.name, progress: e.progress(), ...e.stats })),
+  };
+}
+
+function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+}

@@ -1,0 +1,177 @@
+// `plateau engine run|schedule`: the embedded k6-compatible engine, with k6's flags.
+import { type Command, Option } from 'commander';
+import { ERROR_CODES, PlateauError } from '../../contract/index.ts';
+import { type OutputSpec, type Progress, runTest } from '../../engine/runner.ts';
+import { printSchedule } from '../../engine/schedule-report.ts';
+import { setSignalPolicy } from '../lifecycle.ts';
+
+const ENV_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+/** Parses repeated `-e K=V` flags (k6 requires names like shell variables). */
+export function parseEnvFlags(values: string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  const problems = [];
+  for (const value of values) {
+    const eq = value.indexOf('=');
+    const name = eq < 0 ? value : value.slice(0, eq);
+    if (!ENV_NAME.test(name)) {
+      problems.push({
+        setting: '-e',
+        message: `"${value}" is not NAME=value`,
+        hint: 'names match [a-zA-Z_][a-zA-Z0-9_]*',
+      });
+      continue;
+    }
+    env[name] = eq < 0 ? (process.env[name] ?? '') : value.slice(eq + 1);
+  }
+  if (problems.length > 0) throw PlateauError.invalidConfig(problems, 'flags');
+  return env;
+}
+
+/** Parses repeated `--out csv=…` / `--out json=…` flags. */
+export function parseOutFlags(values: string[]): OutputSpec[] {
+  return values.map((value) => {
+    const eq = value.indexOf('=');
+    const type = eq < 0 ? value : value.slice(0, eq);
+    if (type !== 'csv' && type !== 'json') {
+      throw PlateauError.invalidConfig([
+        {
+          setting: '--out',
+          message: `"${type}" is not an output plateau's engine writes`,
+          hint: 'use --out csv=FILE or --out json=FILE',
+        },
+      ]);
+    }
+    return { type, arg: eq < 0 ? '' : value.slice(eq + 1) };
+  });
+}
+
+function parseTags(values: string[]): Record<string, string> {
+  return Object.fromEntries(
+    values.map((value) => {
+      const eq = value.indexOf('=');
+      if (eq <= 0)
+        throw PlateauError.invalidConfig([
+          { setting: '--tag', message: `"${value}" is not NAME=VALUE`, hint: 'e.g. --tag env=staging' },
+        ]);
+      return [value.slice(0, eq), value.slice(eq + 1)];
+    }),
+  );
+}
+
+/** One progress line for a terminal, rewritten in place. */
+export function formatProgress(p: Progress): string {
+  const parts = p.scenarios.map(
+    (s) =>
+      `${s.name} ${(s.progress * 100).toFixed(0).padStart(3)}%  VUs ${s.active}/${s.maxVUs}  iterations ${s.iterations}  dropped ${s.dropped}`,
+  );
+  return `running ${(p.elapsedMs / 1000).toFixed(1)}s  ${parts.join(' | ')}`;
+}
+
+export function registerEngine(program: Command): void {
+  const engine = program
+    .command('engine')
+    .summary("run k6 scripts with plateau's embedded k6-compatible engine")
+    .description(
+      `The embedded load engine: runs k6 scripts in Node with k6's semantics (executors, VUs,
+dropped iterations, tags, thresholds) and writes k6's own output formats. Flags follow
+'k6 run', so a command line can switch between k6 and the embedded engine.`,
+    );
+
+  engine
+    .command('run')
+    .argument('<script>', 'a bundled script (dist/k6/*.js) or a .ts/.js k6 script')
+    .description(
+      `Runs a k6 script. Exit codes follow k6: 0 ok, 99 thresholds crossed, 104 invalid
+config, 105 interrupted (outputs are still written), 107 script exception in init,
+setup or teardown, 108 exec.test.abort(), 110 exec.test.fail().
+
+Scripts must use k6's async forms (await http.asyncRequest, await sleep): the engine
+runs every VU on one event loop and cannot block. Module-level state is shared by all
+VUs (k6 gives each VU its own runtime).`,
+    )
+    .option('-e, --env <NAME=value>', 'environment variable for the script (repeatable)', collect, [])
+    .option('-o, --out <type=arg>', 'output: csv=FILE[.gz] or json=FILE[.gz] (repeatable)', collect, [])
+    .option('--summary-export <file>', 'write the end-of-test summary as k6 --summary-export JSON')
+    .option('--summary-trend-stats <stats>', 'comma-separated trend statistics, e.g. avg,p(95),p(99)')
+    .option('--tag <NAME=VALUE>', 'tag added to every sample (repeatable)', collect, [])
+    .option('--execution-segment <segment>', "this instance's share of the test, e.g. 0:1/2")
+    .option('--execution-segment-sequence <sequence>', 'all segments of the test, e.g. 0,1/2,1')
+    .option('--no-thresholds', 'do not evaluate thresholds')
+    .addOption(
+      new Option('--include-system-env-vars [bool]', 'pass the system environment to __ENV').default(true),
+    )
+    .option('-q, --quiet', 'no progress output')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  plateau engine run dist/k6/capacity.js -e STEPS=20,40 -e HOLD=10 --out csv=run.csv.gz --summary-export=summary.json
+  plateau engine run dist/k6/constant-rate.js -e RATE=40 -e DURATION=30s
+  plateau engine run scripts/capacity.ts --execution-segment 0:1/2 --execution-segment-sequence 0,1/2,1`,
+    )
+    .action(async (script: string, options: Record<string, unknown>) => {
+      const stop = new AbortController();
+      setSignalPolicy({ exitCode: () => 105, onSignal: () => stop.abort() });
+      const interactive = process.stderr.isTTY === true && options.quiet !== true;
+      const result = await runTest({
+        script,
+        env: parseEnvFlags(options.env as string[]),
+        includeSystemEnv: options.includeSystemEnvVars !== 'false' && options.includeSystemEnvVars !== false,
+        outputs: parseOutFlags(options.out as string[]),
+        ...(options.summaryExport ? { summaryExport: options.summaryExport as string } : {}),
+        overrides: {
+          ...(options.summaryTrendStats
+            ? { summaryTrendStats: String(options.summaryTrendStats).split(',') }
+            : {}),
+          tags: parseTags(options.tag as string[]),
+          noThresholds: options.thresholds === false,
+          ...(options.executionSegment ? { executionSegment: options.executionSegment as string } : {}),
+          ...(options.executionSegmentSequence
+            ? { executionSegmentSequence: options.executionSegmentSequence as string }
+            : {}),
+        },
+        signal: stop.signal,
+        ...(interactive
+          ? { onProgress: (p: Progress) => process.stderr.write(`\r\x1b[K${formatProgress(p)}`) }
+          : {}),
+      });
+      if (interactive) process.stderr.write('\n');
+      if (result.exitCode !== 0 && result.reason) process.stderr.write(`plateau engine: ${result.reason}\n`);
+      process.exitCode = result.exitCode;
+    });
+
+  engine
+    .command('schedule')
+    .argument('<script>', 'a bundled script or a .ts/.js k6 script')
+    .description(
+      `Prints the planned start of every iteration of each arrival-rate scenario, in ms from
+the scenario start with 6 decimals, one per line, without sending any traffic. The plan
+is exactly what 'engine run' (and real k6) would start.`,
+    )
+    .option('-e, --env <NAME=value>', 'environment variable for the script (repeatable)', collect, [])
+    .option('--execution-segment <segment>', "this instance's share, e.g. 0:1/2")
+    .option('--execution-segment-sequence <sequence>', 'all segments, e.g. 0,1/2,1')
+    .addHelpText(
+      'after',
+      '\nExample:\n  plateau engine schedule dist/k6/capacity.js -e STEPS=10,20 -e HOLD=5 | head',
+    )
+    .action(async (script: string, options: Record<string, unknown>) => {
+      await printSchedule({
+        script,
+        env: parseEnvFlags(options.env as string[]),
+        ...(options.executionSegment ? { executionSegment: options.executionSegment as string } : {}),
+        ...(options.executionSegmentSequence
+          ? { executionSegmentSequence: options.executionSegmentSequence as string }
+          : {}),
+        write: (text) => process.stdout.write(text),
+      }).catch((error: unknown) => {
+        if (error instanceof PlateauError) throw error;
+        throw new PlateauError(ERROR_CODES.INPUT, error instanceof Error ? error.message : String(error));
+      });
+    });
+}
