@@ -169,8 +169,13 @@ export class VuBasedExecutor implements Executor {
     const iterationBased = config.executor === 'per-vu-iterations' || config.executor === 'shared-iterations';
     const allLoops = () => Promise.all(loops.values());
     if (iterationBased) {
-      // These end when the iterations are done or maxDuration passes, whichever is first.
-      await Promise.race([allLoops(), sleepUnless(this.#regularMs, runtime.stopController.signal)]);
+      // These end when the iterations are done or maxDuration passes, whichever is first;
+      // the maxDuration timer is cancelled either way so it cannot hold the process open.
+      const finished = new AbortController();
+      const loopsDone = allLoops().then(() => finished.abort());
+      await sleepUnless(this.#regularMs, AbortSignal.any([runtime.stopController.signal, finished.signal]));
+      finished.abort();
+      void loopsDone;
     } else {
       await sleepUnless(
         this.#regularMs - (monotonicMs() - this.#startedMonotonic),

@@ -139,6 +139,16 @@ export function createHttpModule(runtime: TestRuntime) {
     }
     if (context?.signal.aborted) return Promise.reject(new Error('the iteration was interrupted'));
 
+    if (context) {
+      // Counted when sent, so an interrupted request's bytes still show in data_sent.
+      context.bytesSent +=
+        method.length +
+        url.pathname.length +
+        url.search.length +
+        12 +
+        headerSize(headers, url) +
+        (payload?.length ?? 0);
+    }
     return new Promise<K6Response>((resolve) => {
       const started = nowMs();
       let assigned = started;
@@ -183,17 +193,7 @@ export function createHttpModule(runtime: TestRuntime) {
               duration: ended - assigned,
             };
         if (transportFailed) timings.duration = ended - assigned;
-        const requestBytes =
-          method.length +
-          url.pathname.length +
-          url.search.length +
-          12 +
-          headerSize(headers, url) +
-          (payload?.length ?? 0);
-        if (context) {
-          context.bytesSent += requestBytes;
-          context.bytesReceived += headerBytes + bodyBytes;
-        }
+        if (context) context.bytesReceived += headerBytes + bodyBytes;
         const expected = callback ? (transportFailed ? false : callback(status)) : undefined;
         if (!context?.interrupted) {
           const tags: Record<string, string> = runtime.contextTags(context);
@@ -239,9 +239,10 @@ export function createHttpModule(runtime: TestRuntime) {
         finish(new Error('request timeout'));
       }, timeoutMs);
       const onInterrupt = () => {
-        controller?.abort(new Error('interrupted'));
+        // Settle first: abort() calls onResponseError synchronously, which must not record.
         settled = true;
         clearTimeout(timer);
+        controller?.abort(new Error('interrupted'));
         resolve(interruptedResponse(method, urlString));
       };
       context?.signal.addEventListener('abort', onInterrupt, { once: true });

@@ -1,0 +1,86 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { isPlateauError } from '../../contract/index.ts';
+import { consolidateOptions } from './options.ts';
+
+test('no options: one default shared-iterations scenario with 1 VU and 1 iteration', () => {
+  const options = consolidateOptions(undefined);
+  assert.deepEqual(
+    options.scenarios.map((s) => [s.name, s.executor]),
+    [['default', 'shared-iterations']],
+  );
+  assert.deepEqual(options.summaryTrendStats, ['avg', 'min', 'med', 'max', 'p(90)', 'p(95)']);
+});
+
+test('shortcuts become scenarios: duration → constant-vus, stages → ramping-vus, iterations → shared', () => {
+  assert.equal(consolidateOptions({ vus: 3, duration: '10s' }).scenarios[0]?.executor, 'constant-vus');
+  assert.equal(
+    consolidateOptions({ stages: [{ duration: '5s', target: 2 }] }).scenarios[0]?.executor,
+    'ramping-vus',
+  );
+  assert.equal(consolidateOptions({ vus: 2, iterations: 10 }).scenarios[0]?.executor, 'shared-iterations');
+});
+
+test('scenario defaults follow k6: gracefulStop 30s, exec default, timeUnit 1s, maxVUs = preAllocatedVUs', () => {
+  const [s] = consolidateOptions({
+    scenarios: {
+      ramp: {
+        executor: 'ramping-arrival-rate',
+        preAllocatedVUs: 5,
+        stages: [{ duration: '2s', target: 10 }],
+      },
+    },
+  }).scenarios;
+  assert.ok(s?.executor === 'ramping-arrival-rate');
+  assert.equal(s.gracefulStopNs, 30e9);
+  assert.equal(s.exec, 'default');
+  assert.equal(s.timeUnitNs, 1e9);
+  assert.equal(s.maxVUs, 5);
+  assert.equal(s.startRate, 0);
+});
+
+test('every invalid option is reported at once', () => {
+  assert.throws(
+    () =>
+      consolidateOptions({
+        scenarios: {
+          'bad name!': { executor: 'constant-vus', duration: '10s' },
+          car: {
+            executor: 'constant-arrival-rate',
+            rate: 0,
+            duration: '500ms',
+            preAllocatedVUs: 5,
+            maxVUs: 2,
+          },
+          x: { executor: 'externally-controlled' },
+        },
+        summaryTrendStats: ['p(101)'],
+      }),
+    (error: unknown) => {
+      assert.ok(isPlateauError(error));
+      const settings = error.problems.map((p) => p.setting);
+      for (const expected of [
+        'scenarios.bad name!',
+        'scenarios.car.rate',
+        'scenarios.car.duration',
+        'scenarios.car.maxVUs',
+        'scenarios.x.executor',
+        'summaryTrendStats',
+      ]) {
+        assert.ok(settings.includes(expected), `${expected} in ${settings.join(', ')}`);
+      }
+      return true;
+    },
+  );
+});
+
+test('command-line overrides win: trend stats, tags, no thresholds, segments', () => {
+  const options = consolidateOptions(
+    { tags: { a: '1' }, thresholds: { http_reqs: ['count>0'] }, summaryTrendStats: ['avg'] },
+    { summaryTrendStats: ['p(99)'], tags: { b: '2' }, noThresholds: true, executionSegment: '0:1/2' },
+  );
+  assert.deepEqual(options.summaryTrendStats, ['p(99)']);
+  assert.deepEqual(options.tags, { a: '1', b: '2' });
+  assert.deepEqual(options.thresholds, {});
+  assert.equal(options.executionSegment, '0:1/2');
+});

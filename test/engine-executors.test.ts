@@ -1,0 +1,144 @@
+// The embedded engine's executors against a real HTTP server: starts, drops, VU growth,
+// graceful stop, and the samples each leaves behind.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { runScript, writeScript } from './helpers/engine.ts';
+import { startTestServer } from './helpers/test-server.ts';
+
+const request = (url: string, extra = '') => `
+import http from 'k6/http';
+import exec from 'k6/execution';
+export default async function () {
+  await http.asyncRequest('GET', '${url}/?i=' + exec.scenario.iterationInTest, null, { tags: { kind: 'probe' }${extra} });
+}`;
+
+test('constant-arrival-rate: rate × duration starts, none dropped, each request tagged', async () => {
+  const server = await startTestServer();
+  const script = await writeScript(`${request(server.url)}
+export const options = { scenarios: { car: { executor: 'constant-arrival-rate', rate: 40, duration: '1s', preAllocatedVUs: 5 } } };`);
+  const run = await runScript(script);
+  assert.equal(run.exitCode, 0, run.logs.join('\n'));
+  assert.equal(server.requests.length, 40, 'starts at 0, 25 ms, …, 975 ms');
+  const reqs = run.rows.filter((r) => r.metric_name === 'http_reqs');
+  assert.equal(reqs.length, 40);
+  for (const row of reqs) {
+    assert.equal(row.scenario, 'car');
+    assert.equal(row.status, '200');
+    assert.equal(row.extra_tags, 'kind=probe');
+    assert.equal(row.expected_response, 'true');
+  }
+  assert.equal(run.rows.filter((r) => r.metric_name === 'iterations').length, 40);
+  assert.equal(run.rows.filter((r) => r.metric_name === 'dropped_iterations').length, 0);
+  const seen = server.requests
+    .map((r) => Number(new URL(r.url, 'http://x').searchParams.get('i')))
+    .sort((a, b) => a - b);
+  assert.deepEqual(
+    seen,
+    Array.from({ length: 40 }, (_, i) => i),
+    'iterationInTest 0…39, each once',
+  );
+  // Starts are spread evenly: no 100 ms window holds more than twice its share.
+  const origin = server.requests[0]!.atMs;
+  const windows = new Map<number, number>();
+  for (const r of server.requests)
+    windows.set(
+      Math.floor((r.atMs - origin) / 100),
+      (windows.get(Math.floor((r.atMs - origin) / 100)) ?? 0) + 1,
+    );
+  assert.ok(Math.max(...windows.values()) <= 8, `evenly paced: ${[...windows.values()].join(',')}`);
+});
+
+test('too few VUs for a slow server: starts are dropped, VUs grow to maxVUs, one warning', async () => {
+  const server = await startTestServer({ delayMs: 600 });
+  const script = await writeScript(`${request(server.url)}
+export const options = { scenarios: { slow: { executor: 'constant-arrival-rate', rate: 20, duration: '1s', preAllocatedVUs: 1, maxVUs: 3, gracefulStop: '2s' } } };`);
+  const run = await runScript(script);
+  const dropped = run.rows.filter((r) => r.metric_name === 'dropped_iterations');
+  // 3 VUs each busy 600 ms can take at most 6 of the 20 starts (k6 does not retry drops).
+  assert.ok(dropped.length >= 14, `dropped ${dropped.length} of 20`);
+  for (const row of dropped) {
+    assert.equal(row.scenario, 'slow', 'dropped_iterations carries the scenario');
+    assert.equal(row.extra_tags, '', 'but not the scenario tags');
+  }
+  assert.equal(server.requests.length + dropped.length, 20, 'every planned start ran or was dropped');
+  const starts = server.requests.map((r) => r.atMs);
+  const concurrent = Math.max(...starts.map((t) => starts.filter((u) => u >= t - 590 && u <= t).length));
+  assert.ok(concurrent <= 3, `never more than maxVUs in flight (${concurrent})`);
+  const vusMax = run.exported?.metrics.vus_max as { max: number };
+  assert.equal(vusMax.max, 3, 'VUs initialised up to maxVUs');
+  const warnings = run.logs.filter((l) =>
+    l.includes('Insufficient VUs, reached 3 active VUs and cannot initialize more'),
+  );
+  assert.equal(warnings.length, 1);
+});
+
+test('gracefulStop: iterations still running are interrupted and emit no iterations sample', async () => {
+  const server = await startTestServer({ delayMs: 3000 });
+  const script = await writeScript(`${request(server.url)}
+export const options = { scenarios: { stuck: { executor: 'constant-arrival-rate', rate: 2, duration: '1s', preAllocatedVUs: 2, gracefulStop: '300ms' } } };`);
+  const started = Date.now();
+  const run = await runScript(script);
+  assert.ok(Date.now() - started < 2800, 'did not wait for the server');
+  assert.equal(run.exitCode, 0);
+  assert.equal(run.rows.filter((r) => r.metric_name === 'iterations').length, 0);
+  assert.equal(
+    run.rows.filter((r) => r.metric_name === 'http_reqs').length,
+    0,
+    'the cut requests leave no samples',
+  );
+  assert.equal(
+    run.rows.filter((r) => r.metric_name === 'data_sent').length,
+    2,
+    'data samples still close each iteration',
+  );
+});
+
+test('ramping-arrival-rate: k6 start times (first at 1/rate) reach the server', async () => {
+  const server = await startTestServer();
+  const script = await writeScript(`${request(server.url)}
+export const options = { scenarios: { ramp: { executor: 'ramping-arrival-rate', startRate: 10, preAllocatedVUs: 5, stages: [{ duration: '1s', target: 10 }, { duration: '1s', target: 30 }] } } };`);
+  const run = await runScript(script);
+  assert.equal(run.exitCode, 0, run.logs.join('\n'));
+  // 1 s at 10/s (10 starts, the one at 1 s is interior) + 1 s from 10 to 30/s (20, the last at 2 s excluded)
+  assert.equal(server.requests.length, 10 + 19);
+});
+
+test('constant-vus, per-vu-iterations and shared-iterations run their VUs and iterations', async () => {
+  const server = await startTestServer({ delayMs: 20 });
+  const script = await writeScript(`${request(server.url)}
+export const options = { scenarios: {
+  perVu: { executor: 'per-vu-iterations', vus: 3, iterations: 4 },
+  shared: { executor: 'shared-iterations', vus: 2, iterations: 7 },
+  loop: { executor: 'constant-vus', vus: 2, duration: '1s', startTime: '200ms' },
+} };`);
+  const run = await runScript(script);
+  assert.equal(run.exitCode, 0, run.logs.join('\n'));
+  const count = (scenario: string) =>
+    run.rows.filter((r) => r.metric_name === 'iterations' && r.scenario === scenario).length;
+  assert.equal(count('perVu'), 12);
+  assert.equal(count('shared'), 7);
+  const loops = count('loop');
+  assert.ok(loops >= 20 && loops <= 110, `2 VUs looping on a 20 ms server for 1 s: ${loops}`);
+});
+
+test('ramping-vus follows its stages and ramps down', async () => {
+  const server = await startTestServer({ delayMs: 50 });
+  const script = await writeScript(`
+import http from 'k6/http';
+import exec from 'k6/execution';
+export default async function () {
+  await http.asyncRequest('GET', '${server.url}/?vu=' + exec.vu.idInInstance);
+}
+export const options = { scenarios: { rv: { executor: 'ramping-vus', startVUs: 1, gracefulRampDown: '0s',
+  stages: [{ duration: '600ms', target: 4 }, { duration: '600ms', target: 4 }, { duration: '0s', target: 1 }, { duration: '400ms', target: 1 }] } } };`);
+  const run = await runScript(script);
+  assert.equal(run.exitCode, 0, run.logs.join('\n'));
+  const vus = new Set(server.requests.map((r) => new URL(r.url, 'http://x').searchParams.get('vu')));
+  assert.deepEqual([...vus].sort(), ['1', '2', '3', '4']);
+  const last = server.requests.filter((r) => r.atMs > server.requests[0]!.atMs + 1300);
+  assert.ok(last.length > 0);
+  assert.ok(
+    last.every((r) => new URL(r.url, 'http://x').searchParams.get('vu') === '1'),
+    'after the drop to 1 VU only VU 1 sends',
+  );
+});
