@@ -129,6 +129,7 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
     }
     for (const output of outputs) await output.start();
 
+    runtime.markStarted();
     runtime.startFlushing();
     cleanups.push(startHealthTicker(runtime));
     const thresholdTimer = setInterval(() => {

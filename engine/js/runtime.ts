@@ -46,8 +46,11 @@ export class TestRuntime {
   readonly env: Readonly<Record<string, string>>;
   /** options.tags and --tag: added to every sample (set once options are known). */
   runTags: Tags;
-  /** Unix ms when the test started (before setup). */
-  readonly startMs: number;
+  /**
+   * Unix ms when the test started: just before setup, after init (k6 initializes VUs before
+   * the test clock starts), so `currentTestRunDuration` excludes loading the script.
+   */
+  startMs: number;
   readonly rootGroup: GroupRecord = { name: '', path: '', groups: new Map(), checks: new Map() };
   readonly stopController = new AbortController();
   responseCallback: ResponseCallback | null = (status) => status >= 200 && status <= 399;
@@ -78,6 +81,11 @@ export class TestRuntime {
     this.env = options.env;
     this.runTags = options.runTags;
     this.#outputs = options.outputs;
+    this.startMs = nowMs();
+  }
+
+  /** Starts the test clock; call once init is done, right before setup. */
+  markStarted(): void {
     this.startMs = nowMs();
   }
 

@@ -1,0 +1,157 @@
+// The engine's files have the shape of real k6 output (../shared/fixtures/k6-real).
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'csv-parse/sync';
+import { runScript, writeScript } from './helpers/engine.ts';
+import { startTestServer } from './helpers/test-server.ts';
+
+const FIXTURES = fileURLToPath(new URL('../../shared/fixtures/k6-real/', import.meta.url));
+const NEWEST_CSV = 'k6-v0.43_2023_csv_metadata-col_named-scenarios_quoted-checks.csv';
+
+/** The tag columns a row fills, ignoring columns that depend on the target (TLS) or script. */
+function shape(row: Record<string, string>): string {
+  const ignored = new Set([
+    'metric_name',
+    'timestamp',
+    'metric_value',
+    'tls_version',
+    'extra_tags',
+    'name',
+    'url',
+  ]);
+  return Object.entries(row)
+    .filter(([k, v]) => !ignored.has(k) && v !== '')
+    .map(([k]) => k)
+    .sort()
+    .join(',');
+}
+
+test("the CSV header and each metric's row shape match real k6's", async () => {
+  const fixture = parse(await readFile(`${FIXTURES}${NEWEST_CSV}`), { columns: true }) as Record<
+    string,
+    string
+  >[];
+  const server = await startTestServer();
+  const run = await runScript(
+    await writeScript(`
+import http from 'k6/http';
+import { check } from 'k6';
+export const options = { scenarios: { scenario1: { executor: 'per-vu-iterations', vus: 1, iterations: 2 } } };
+export default async function () {
+  const res = await http.asyncRequest('GET', '${server.url}/');
+  check(res, { 'status is 200': (r) => r.status === 200 });
+  await new Promise((r) => setTimeout(r, 1100)); // let vus/vus_max rows appear
+}`),
+  );
+  const csv = (await import('node:zlib')).gunzipSync(await readFile(`${run.dir}/out.csv.gz`)).toString();
+  const fixtureHeader = (await readFile(`${FIXTURES}${NEWEST_CSV}`, 'utf8')).split('\n')[0];
+  assert.equal(csv.split('\n')[0], fixtureHeader, 'the 19-column header of k6 v0.41+');
+  const compared = [
+    'http_reqs',
+    'http_req_duration',
+    'http_req_failed',
+    'checks',
+    'iterations',
+    'vus',
+    'vus_max',
+  ];
+  for (const metric of compared) {
+    const theirs = fixture.find(
+      (r) => r.metric_name === metric && (r.scenario !== '' || metric.startsWith('vus')),
+    );
+    const ours = run.rows.find((r) => r.metric_name === metric);
+    assert.ok(theirs && ours, `${metric} present in both`);
+    assert.equal(shape(ours), shape(theirs), `${metric} fills the same tag columns`);
+  }
+  // Every row has all 19 fields, values with 6 decimals, integer-second timestamps.
+  for (const line of csv.trim().split('\n').slice(1)) {
+    const fields = parse(line)[0] as string[];
+    assert.equal(fields.length, 19, line);
+    assert.match(fields[1]!, /^\d{10}$/);
+    assert.match(fields[2]!, /^-?\d+\.\d{6}$/);
+  }
+});
+
+test('check names with quotes and commas are quoted like Go encoding/csv', async () => {
+  const server = await startTestServer();
+  const run = await runScript(
+    await writeScript(`
+import http from 'k6/http';
+import { check } from 'k6';
+export const options = { iterations: 1 };
+export default async function () {
+  const res = await http.asyncRequest('GET', '${server.url}/');
+  check(res, { '"image" in body, maybe': () => true });
+}`),
+  );
+  const csv = (await import('node:zlib')).gunzipSync(await readFile(`${run.dir}/out.csv.gz`)).toString();
+  assert.ok(csv.includes('checks,'), 'a checks row');
+  assert.ok(csv.includes('"""image"" in body, maybe"'), 'doubled quotes inside a quoted field');
+  assert.equal(run.rows.find((r) => r.metric_name === 'checks')?.check, '"image" in body, maybe');
+});
+
+test("--out json writes k6 NDJSON: a Metric line before each metric's first Point", async () => {
+  const server = await startTestServer();
+  const script = await writeScript(`
+import http from 'k6/http';
+export const options = { iterations: 2, thresholds: { http_req_failed: [{ threshold: 'rate<0.01', abortOnFail: true }] } };
+export default async function () { await http.asyncRequest('GET', '${server.url}/', null, { tags: { step: 'r010' } }); }`);
+  const out = `${script}.ndjson`;
+  const run = await runScript(script, { outputs: [{ type: 'json', arg: out }] });
+  assert.equal(run.exitCode, 0);
+  const lines = (await readFile(out, 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  const announced = new Set<string>();
+  for (const line of lines) {
+    if (line.type === 'Metric') {
+      assert.deepEqual(Object.keys(line), ['type', 'data', 'metric']);
+      announced.add(line.metric);
+    } else {
+      assert.deepEqual(Object.keys(line), ['metric', 'type', 'data']);
+      assert.ok(announced.has(line.metric), `${line.metric} announced before its first point`);
+      assert.deepEqual(Object.keys(line.data.tags), Object.keys(line.data.tags).sort(), 'tags sorted');
+      assert.match(line.data.time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,9})?(Z|[+-]\d\d:\d\d)$/);
+    }
+  }
+  const failed = lines.find((l) => l.type === 'Metric' && l.metric === 'http_req_failed');
+  assert.deepEqual(failed.data.thresholds, [
+    { threshold: 'rate<0.01', abortOnFail: true, delayAbortEval: null },
+  ]);
+  const reqs = lines.filter((l) => l.type === 'Point' && l.metric === 'http_reqs');
+  assert.equal(reqs.length, 2);
+  assert.equal(reqs[0].data.tags.step, 'r010');
+});
+
+test('the summary export has the legacy shape real k6 writes', async () => {
+  const real = JSON.parse(
+    await readFile(`${FIXTURES}k6-v1.x_2026_summary-export_dropped-iterations_429_3-scenarios.json`, 'utf8'),
+  );
+  const server = await startTestServer();
+  const run = await runScript(
+    await writeScript(`
+import http from 'k6/http';
+export const options = { iterations: 3, thresholds: { http_req_duration: ['p(95)<50000'] } };
+export default async function () { await http.asyncRequest('GET', '${server.url}/'); }`),
+  );
+  const ours = run.exported!;
+  assert.deepEqual(Object.keys(ours).sort(), Object.keys(real).sort());
+  for (const metric of ['http_reqs', 'http_req_failed', 'iterations', 'data_sent', 'http_req_waiting']) {
+    assert.deepEqual(
+      Object.keys(ours.metrics[metric]!).sort(),
+      Object.keys(real.metrics[metric])
+        .filter((k: string) => k !== 'thresholds')
+        .sort(),
+      `${metric} values`,
+    );
+  }
+  assert.deepEqual(
+    Object.keys(ours.metrics.http_req_duration!).sort(),
+    Object.keys(real.metrics.http_req_duration).sort(),
+  );
+  const text = await readFile(`${run.dir}/summary.json`, 'utf8');
+  assert.match(text, /^\{\n {4}"root_group"/, 'indented with 4 spaces');
+});
