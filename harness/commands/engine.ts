@@ -1,9 +1,9 @@
 // `plateau engine run|schedule`: the embedded k6-compatible engine, with k6's flags.
 import { type Command, Option } from 'commander';
-import { ERROR_CODES, PlateauError } from '../../contract/index.ts';
+import { type ConfigProblem, ERROR_CODES, PlateauError } from '../../contract/index.ts';
 import { type OutputSpec, type Progress, runTest } from '../../engine/runner.ts';
 import { printSchedule } from '../../engine/schedule-report.ts';
-import { setSignalPolicy } from '../lifecycle.ts';
+import { registerCleanup, setSignalPolicy } from '../lifecycle.ts';
 
 const ENV_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
@@ -12,9 +12,8 @@ function collect(value: string, previous: string[] = []): string[] {
 }
 
 /** Parses repeated `-e K=V` flags (k6 requires names like shell variables). */
-export function parseEnvFlags(values: string[]): Record<string, string> {
+export function parseEnvFlags(values: string[], problems: ConfigProblem[]): Record<string, string> {
   const env: Record<string, string> = {};
-  const problems = [];
   for (const value of values) {
     const eq = value.indexOf('=');
     const name = eq < 0 ? value : value.slice(0, eq);
@@ -28,39 +27,46 @@ export function parseEnvFlags(values: string[]): Record<string, string> {
     }
     env[name] = eq < 0 ? (process.env[name] ?? '') : value.slice(eq + 1);
   }
-  if (problems.length > 0) throw PlateauError.invalidConfig(problems, 'flags');
   return env;
 }
 
 /** Parses repeated `--out csv=…` / `--out json=…` flags. */
-export function parseOutFlags(values: string[]): OutputSpec[] {
-  return values.map((value) => {
+export function parseOutFlags(values: string[], problems: ConfigProblem[]): OutputSpec[] {
+  const specs: OutputSpec[] = [];
+  for (const value of values) {
     const eq = value.indexOf('=');
     const type = eq < 0 ? value : value.slice(0, eq);
     if (type !== 'csv' && type !== 'json') {
-      throw PlateauError.invalidConfig([
-        {
-          setting: '--out',
-          message: `"${type}" is not an output plateau's engine writes`,
-          hint: 'use --out csv=FILE or --out json=FILE',
-        },
-      ]);
+      problems.push({
+        setting: '--out',
+        message: `"${type}" is not an output plateau's engine writes`,
+        hint: 'use --out csv=FILE or --out json=FILE',
+      });
+      continue;
     }
-    return { type, arg: eq < 0 ? '' : value.slice(eq + 1) };
-  });
+    specs.push({ type, arg: eq < 0 ? '' : value.slice(eq + 1) });
+  }
+  return specs;
 }
 
-function parseTags(values: string[]): Record<string, string> {
-  return Object.fromEntries(
-    values.map((value) => {
-      const eq = value.indexOf('=');
-      if (eq <= 0)
-        throw PlateauError.invalidConfig([
-          { setting: '--tag', message: `"${value}" is not NAME=VALUE`, hint: 'e.g. --tag env=staging' },
-        ]);
-      return [value.slice(0, eq), value.slice(eq + 1)];
-    }),
-  );
+function parseTags(values: string[], problems: ConfigProblem[]): Record<string, string> {
+  const tags: Record<string, string> = {};
+  for (const value of values) {
+    const eq = value.indexOf('=');
+    if (eq <= 0)
+      problems.push({
+        setting: '--tag',
+        message: `"${value}" is not NAME=VALUE`,
+        hint: 'e.g. --tag env=staging',
+      });
+    else tags[value.slice(0, eq)] = value.slice(eq + 1);
+  }
+  return tags;
+}
+
+/** Throws one error naming every flag problem found. */
+function checkFlags(problems: ConfigProblem[]): void {
+  if (problems.length > 0) throw PlateauError.invalidConfig(problems, 'flags');
 }
 
 /** One progress line for a terminal, rewritten in place. */
@@ -115,20 +121,24 @@ Examples:
   plateau engine run scripts/capacity.ts --execution-segment 0:1/2 --execution-segment-sequence 0,1/2,1`,
     )
     .action(async (script: string, options: Record<string, unknown>) => {
+      const problems: ConfigProblem[] = [];
+      const env = parseEnvFlags(options.env as string[], problems);
+      const outputs = parseOutFlags(options.out as string[], problems);
+      const tags = parseTags(options.tag as string[], problems);
+      checkFlags(problems);
       const stop = new AbortController();
-      setSignalPolicy({ exitCode: () => 105, onSignal: () => stop.abort() });
       const interactive = process.stderr.isTTY === true && options.quiet !== true;
-      const result = await runTest({
+      const running = runTest({
         script,
-        env: parseEnvFlags(options.env as string[]),
+        env,
         includeSystemEnv: options.includeSystemEnvVars !== 'false' && options.includeSystemEnvVars !== false,
-        outputs: parseOutFlags(options.out as string[]),
+        outputs,
         ...(options.summaryExport ? { summaryExport: options.summaryExport as string } : {}),
         overrides: {
           ...(options.summaryTrendStats
             ? { summaryTrendStats: String(options.summaryTrendStats).split(',') }
             : {}),
-          tags: parseTags(options.tag as string[]),
+          tags,
           noThresholds: options.thresholds === false,
           ...(options.executionSegment ? { executionSegment: options.executionSegment as string } : {}),
           ...(options.executionSegmentSequence
@@ -140,6 +150,11 @@ Examples:
           ? { onProgress: (p: Progress) => process.stderr.write(`\r\x1b[K${formatProgress(p)}`) }
           : {}),
       });
+      // On SIGINT/SIGTERM the run stops starting iterations, writes what it gathered, then exits 105.
+      setSignalPolicy({ exitCode: () => 105, onSignal: () => stop.abort() });
+      const unregister = registerCleanup({ name: 'engine run', stop: async () => void (await running) });
+      const result = await running;
+      unregister();
       if (interactive) process.stderr.write('\n');
       if (result.exitCode !== 0 && result.reason) process.stderr.write(`plateau engine: ${result.reason}\n`);
       process.exitCode = result.exitCode;
@@ -161,9 +176,12 @@ is exactly what 'engine run' (and real k6) would start.`,
       '\nExample:\n  plateau engine schedule dist/k6/capacity.js -e STEPS=10,20 -e HOLD=5 | head',
     )
     .action(async (script: string, options: Record<string, unknown>) => {
+      const problems: ConfigProblem[] = [];
+      const env = parseEnvFlags(options.env as string[], problems);
+      checkFlags(problems);
       await printSchedule({
         script,
-        env: parseEnvFlags(options.env as string[]),
+        env,
         ...(options.executionSegment ? { executionSegment: options.executionSegment as string } : {}),
         ...(options.executionSegmentSequence
           ? { executionSegmentSequence: options.executionSegmentSequence as string }

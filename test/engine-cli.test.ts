@@ -1,0 +1,87 @@
+// `plateau engine run` as a process: k6's flags, exit codes, and SIGINT keeping the data.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
+import { writeScript } from './helpers/engine.ts';
+import { startTestServer } from './helpers/test-server.ts';
+
+const bin = fileURLToPath(new URL('../bin/plateau.js', import.meta.url));
+
+function plateau(args: string[], onStart?: (child: ReturnType<typeof spawn>) => void) {
+  const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  onStart?.(child);
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.on('exit', (code) => resolve({ code, stdout, stderr })),
+  );
+}
+
+test('SIGINT mid-run exits 105 and still writes the CSV and the summary export', async () => {
+  const server = await startTestServer();
+  const script = await writeScript(`
+import http from 'k6/http';
+export const options = { scenarios: { long: { executor: 'constant-arrival-rate', rate: 20, duration: '60s', preAllocatedVUs: 5 } } };
+export default async function () { await http.asyncRequest('GET', '${server.url}/'); }`);
+  const csv = `${script}.csv`;
+  const exported = `${script}.summary.json`;
+  const started = Date.now();
+  const result = await plateau(
+    ['engine', 'run', script, '--out', `csv=${csv}`, '--summary-export', exported, '-q'],
+    (child) => {
+      setTimeout(() => child.kill('SIGINT'), 2500);
+    },
+  );
+  assert.equal(result.code, 105, result.stderr);
+  assert.ok(Date.now() - started < 15_000);
+  const rows = (await readFile(csv, 'utf8')).trim().split('\n');
+  assert.ok(rows.filter((r) => r.startsWith('http_reqs,')).length >= 20, 'requests gathered so far are kept');
+  const summary = JSON.parse(await readFile(exported, 'utf8'));
+  assert.ok(summary.metrics.http_reqs.count >= 20);
+});
+
+test('flags follow k6: -e, --tag, --summary-trend-stats, --no-thresholds; bad flags exit 104', async () => {
+  const server = await startTestServer();
+  const script = await writeScript(`
+import http from 'k6/http';
+export const options = { iterations: 2, thresholds: { http_req_duration: ['p(95)<0'] } };
+export default async function () { await http.asyncRequest('GET', __ENV.TARGET + '/'); }`);
+  const csv = `${script}.csv.gz`;
+  const ok = await plateau([
+    'engine',
+    'run',
+    script,
+    '-e',
+    `TARGET=${server.url}`,
+    '--tag',
+    'env=ci',
+    '--out',
+    `csv=${csv}`,
+    '--summary-trend-stats',
+    'avg,p(99)',
+    '--no-thresholds',
+    '-q',
+  ]);
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.match(ok.stdout, /http_req_duration\.*: avg=\S+ p\(99\)=\S+/);
+  const text = gunzipSync(await readFile(csv)).toString();
+  assert.match(text, /\nhttp_reqs,.*,env=ci,\n/);
+  const crossed = await plateau(['engine', 'run', script, '-e', `TARGET=${server.url}`, '-q']);
+  assert.equal(crossed.code, 99);
+  const bad = await plateau(['engine', 'run', script, '-e', '1BAD=x', '--out', 'influxdb=http://x']);
+  assert.equal(bad.code, 104);
+  assert.match(bad.stderr, /1BAD=x/);
+  assert.match(bad.stderr, /influxdb/);
+  const missing = await plateau(['engine', 'run', '/no/such/script.js', '-q']);
+  assert.equal(missing.code, 107);
+  assert.match(missing.stderr, /script\.js/);
+});
