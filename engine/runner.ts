@@ -6,6 +6,7 @@ import { startHealthTicker } from './engine-health.ts';
 import { ENGINE_EXIT_CODES, ScriptError } from './errors.ts';
 import { createExecutor } from './executor/create-executor.ts';
 import { type Executor, sleepUnless, VuFactory } from './executor/executor.ts';
+import { Interrupt } from './executor/interrupt.ts';
 import { type IterationContext, runInContext, VirtualUser } from './js/context.ts';
 import { describe, loadScript } from './js/loader.ts';
 import { type Logger, stderrLogger } from './js/logger.ts';
@@ -294,14 +295,14 @@ async function runLifecycle(
   timeoutNs: number,
   what: 'setup' | 'teardown',
 ): Promise<unknown> {
-  const controller = new AbortController();
+  const interrupt = new Interrupt();
   const context: IterationContext = {
     vu,
     scenario: undefined,
     iterationInScenario: 0,
     iterationInTest: 0,
     group,
-    signal: controller.signal,
+    interrupt,
     bytesSent: 0,
     bytesReceived: 0,
     pendingSleeps: 0,
@@ -311,7 +312,7 @@ async function runLifecycle(
   try {
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        controller.abort();
+        interrupt.abort();
         reject(
           new ScriptError(
             `${what}() did not finish within ${timeoutNs / 1e9}s (raise options.${what}Timeout)`,

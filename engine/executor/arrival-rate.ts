@@ -5,6 +5,7 @@ import { nowMs } from '../js/runtime.ts';
 import type { PlannedStart } from '../schedule/arrival-rate-schedule.ts';
 import type { ExecutionTuple } from '../schedule/execution-segment.ts';
 import { type Executor, type ExecutorEnv, monotonicMs, sleepUnless } from './executor.ts';
+import { Interrupt } from './interrupt.ts';
 import { runIteration } from './iteration.ts';
 
 /** A timer that fires within this much of its due time is not worth re-arming. */
@@ -66,7 +67,7 @@ export class ArrivalRateExecutor implements Executor {
     let remainingUnplanned = maxVUs - preAllocated;
     let initializing = false;
     let warned = false;
-    const interrupt = new AbortController();
+    const interrupt = new Interrupt();
     const onStop = () => interrupt.abort();
     runtime.stopController.signal.addEventListener('abort', onStop, { once: true });
     const inFlight = new Set<Promise<unknown>>();
@@ -110,7 +111,7 @@ export class ArrivalRateExecutor implements Executor {
         vu,
         iterationInScenario++,
         start.iterationInTest,
-        interrupt.signal,
+        interrupt,
       ).then((outcome) => {
         this.stats.active--;
         if (outcome === 'completed') this.stats.iterations++;
@@ -148,13 +149,13 @@ export class ArrivalRateExecutor implements Executor {
   }
 
   /** Gives running iterations gracefulStop, then interrupts what is left. */
-  async #drain(inFlight: Set<Promise<unknown>>, interrupt: AbortController): Promise<void> {
+  async #drain(inFlight: Set<Promise<unknown>>, interrupt: Interrupt): Promise<void> {
     if (inFlight.size === 0) return;
     const graceful = new AbortController();
     const allDone = Promise.all(inFlight).then(() => graceful.abort());
     await sleepUnless(
       this.#config.gracefulStopNs / 1e6,
-      AbortSignal.any([graceful.signal, interrupt.signal]),
+      AbortSignal.any([graceful.signal, interrupt.toSignal()]),
     );
     interrupt.abort();
     await allDone;

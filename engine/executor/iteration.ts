@@ -4,6 +4,7 @@ import { runInContext } from '../js/context.ts';
 import { describe } from '../js/loader.ts';
 import { TestAbortedError } from '../js/modules/execution.ts';
 import { nowMs, type TestRuntime } from '../js/runtime.ts';
+import type { Interrupt } from './interrupt.ts';
 
 /** How an iteration ended. */
 export type IterationOutcome = 'completed' | 'interrupted';
@@ -22,7 +23,7 @@ export async function runIteration(
   vu: VirtualUser,
   iterationInScenario: number,
   iterationInTest: number,
-  interrupt: AbortSignal,
+  interrupt: Interrupt,
 ): Promise<IterationOutcome> {
   const context: IterationContext = {
     vu,
@@ -30,7 +31,7 @@ export async function runIteration(
     iterationInScenario,
     iterationInTest,
     group: '',
-    signal: interrupt,
+    interrupt,
     bytesSent: 0,
     bytesReceived: 0,
     pendingSleeps: 0,
@@ -42,12 +43,15 @@ export async function runIteration(
   let outcome: IterationOutcome = 'completed';
   try {
     const body = runInContext(context, async () => exec(runtime.setupData));
+    let unlisten = () => {};
     const interrupted = new Promise<'interrupted'>((resolve) => {
-      if (interrupt.aborted) resolve('interrupted');
-      interrupt.addEventListener('abort', () => resolve('interrupted'), { once: true });
+      unlisten = interrupt.onAbort(() => resolve('interrupted'));
     });
-    const result = await Promise.race([body.then(() => 'completed' as const), interrupted]);
-    outcome = result;
+    try {
+      outcome = await Promise.race([body.then(() => 'completed' as const), interrupted]);
+    } finally {
+      unlisten();
+    }
   } catch (error) {
     if (interrupt.aborted) outcome = 'interrupted';
     else if (!(error instanceof TestAbortedError)) {

@@ -8,6 +8,7 @@ import type {
 import type { VirtualUser } from '../js/context.ts';
 import { nowMs } from '../js/runtime.ts';
 import { type Executor, type ExecutorEnv, monotonicMs, segmentedIndex, sleepUnless } from './executor.ts';
+import { Interrupt } from './interrupt.ts';
 import { runIteration } from './iteration.ts';
 
 type VuScenario =
@@ -102,13 +103,13 @@ export class VuBasedExecutor implements Executor {
     this.stats.maxVUs = maxVUs;
     const pool: VirtualUser[] = Array.from({ length: maxVUs }, () => factory.create());
     const regularEnd = new AbortController();
-    const interruptAll = new AbortController();
+    const interruptAll = new Interrupt();
     const onStop = () => {
       regularEnd.abort();
       interruptAll.abort();
     };
     runtime.stopController.signal.addEventListener('abort', onStop, { once: true });
-    const slotInterrupts = pool.map(() => new AbortController());
+    const slotInterrupts = pool.map(() => new Interrupt());
     let wanted = steps[0]?.vus ?? 0;
     const loops = new Map<number, Promise<void>>();
     const toGlobal = segmentedIndex(tuple);
@@ -134,7 +135,7 @@ export class VuBasedExecutor implements Executor {
 
     const loop = async (slot: number) => {
       const vu = pool[slot]!;
-      const signal = AbortSignal.any([interruptAll.signal, slotInterrupts[slot]!.signal]);
+      const signal = Interrupt.any(interruptAll, slotInterrupts[slot]!);
       while (!regularEnd.signal.aborted && slot < wanted) {
         const local = takeIteration(slot);
         if (local === undefined) break;
@@ -162,8 +163,10 @@ export class VuBasedExecutor implements Executor {
       wanted = step.vus;
       if (wanted > previous) startLoops();
       for (let slot = wanted; slot < previous; slot++) {
-        const controller = slotInterrupts[slot]!;
-        setTimeout(() => controller.abort(), rampDownNs / 1e6).unref();
+        // The running iteration gets gracefulRampDown; a later ramp-up uses a fresh interrupt.
+        const released = slotInterrupts[slot]!;
+        slotInterrupts[slot] = new Interrupt();
+        setTimeout(() => released.abort(), rampDownNs / 1e6).unref();
       }
     }
     const iterationBased = config.executor === 'per-vu-iterations' || config.executor === 'shared-iterations';
@@ -186,7 +189,10 @@ export class VuBasedExecutor implements Executor {
     if (loops.size > 0) {
       const graceful = new AbortController();
       const done = allLoops().then(() => graceful.abort());
-      await sleepUnless(config.gracefulStopNs / 1e6, AbortSignal.any([graceful.signal, interruptAll.signal]));
+      await sleepUnless(
+        config.gracefulStopNs / 1e6,
+        AbortSignal.any([graceful.signal, interruptAll.toSignal()]),
+      );
       interruptAll.abort();
       await done;
     }

@@ -1,5 +1,6 @@
 // Per-iteration context that follows each iteration across awaits (AsyncLocalStorage).
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Interrupt } from '../executor/interrupt.ts';
 
 /** A virtual user: an identity that runs one iteration at a time. */
 export class VirtualUser {
@@ -44,8 +45,8 @@ export interface IterationContext {
   readonly iterationInTest: number;
   /** Current group path: `''` at root, `::a::b` when nested. */
   group: string;
-  /** Aborted when the iteration is interrupted (gracefulStop expired, test aborted). */
-  readonly signal: AbortSignal;
+  /** Fires when the iteration is interrupted (gracefulStop expired, test aborted). */
+  readonly interrupt: Interrupt;
   /** Bytes sent and received since the last data_sent/data_received emission. */
   bytesSent: number;
   bytesReceived: number;

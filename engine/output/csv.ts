@@ -3,7 +3,7 @@ import { type ConfigProblem, PlateauError } from '../../contract/index.ts';
 import { parseDurationNs } from '../config/duration.ts';
 import type { Sample } from '../metrics/metric.ts';
 import type { Output } from './output.ts';
-import { type OutputFile, openOutputFile } from './output-file.ts';
+import { ChunkedWriter, type OutputFile, openOutputFile } from './output-file.ts';
 import { formatRfc3339 } from './time-format.ts';
 
 /** k6's default `systemTags` that are indexable, sorted: the CSV's tag columns. */
@@ -122,14 +122,20 @@ function formatTime(timeMs: number, format: TimeFormat): string {
   }
 }
 
-/** Writes every sample as one CSV row, flushing every `saveInterval`. */
+/**
+ * Writes every sample as one CSV row, handing rows to the file every `saveInterval`. The
+ * samples of one event share a tags object, so the tag columns are formatted once per
+ * event, not once per row.
+ */
 export class CsvOutput implements Output {
   readonly #config: CsvOutputConfig;
   readonly #columns: readonly string[];
   readonly #columnSet: ReadonlySet<string>;
-  #rows: string[] = [];
   #file: OutputFile | undefined;
+  #writer: ChunkedWriter | undefined;
   #timer: NodeJS.Timeout | undefined;
+  #lastTags: Sample['tags'] | undefined;
+  #lastTagPart = '';
 
   constructor(config: CsvOutputConfig, tagColumns: readonly string[] = DEFAULT_CSV_TAG_COLUMNS) {
     this.#config = config;
@@ -143,49 +149,52 @@ export class CsvOutput implements Output {
 
   async start(): Promise<void> {
     this.#file = await openOutputFile(this.#config.fileName, 'CSV');
-    this.#write(`metric_name,timestamp,metric_value,${this.#columns.join(',')},extra_tags,metadata\n`);
-    this.#timer = setInterval(() => this.#flush(), this.#config.saveIntervalMs);
+    this.#writer = new ChunkedWriter(this.#file);
+    this.#writer.append(
+      `metric_name,timestamp,metric_value,${this.#columns.join(',')},extra_tags,metadata\n`,
+    );
+    this.#timer = setInterval(() => this.#writer?.flush(), this.#config.saveIntervalMs);
     this.#timer.unref();
   }
 
   addMetricSamples(samples: readonly Sample[]): void {
-    const columns = this.#columns;
+    const writer = this.#writer;
+    if (!writer) return;
     const format = this.#config.timeFormat;
     for (const sample of samples) {
-      let row = `${sample.metric.name},${formatTime(sample.timeMs, format)},${sample.value.toFixed(6)}`;
-      const tags = sample.tags;
-      for (const column of columns) {
-        const value = tags[column];
-        row += value === undefined ? ',' : `,${csvField(value)}`;
-      }
-      let extra = '';
-      for (const key in tags) {
-        if (this.#columnSet.has(key)) continue;
-        extra += `${extra === '' ? '' : '&'}${key}=${tags[key]}`;
+      if (sample.tags !== this.#lastTags) {
+        this.#lastTags = sample.tags;
+        this.#lastTagPart = this.#tagPart(sample.tags);
       }
       let metadata = '';
       if (sample.metadata) {
         for (const key in sample.metadata)
           metadata += `${metadata === '' ? '' : '&'}${key}=${sample.metadata[key]}`;
       }
-      this.#rows.push(`${row},${csvField(extra)},${csvField(metadata)}\n`);
+      writer.append(
+        `${sample.metric.name},${formatTime(sample.timeMs, format)},${sample.value.toFixed(6)}${this.#lastTagPart},${csvField(metadata)}\n`,
+      );
     }
   }
 
   async stop(): Promise<void> {
     if (this.#timer) clearInterval(this.#timer);
-    this.#flush();
+    this.#writer?.flush();
     await this.#file?.close();
   }
 
-  #flush(): void {
-    if (this.#rows.length === 0) return;
-    const chunk = this.#rows.join('');
-    this.#rows = [];
-    this.#write(chunk);
-  }
-
-  #write(text: string): void {
-    this.#file?.write(text);
+  /** `,col,col,…,extra_tags` for one tags object. */
+  #tagPart(tags: Sample['tags']): string {
+    let part = '';
+    for (const column of this.#columns) {
+      const value = tags[column];
+      part += value === undefined ? ',' : `,${csvField(value)}`;
+    }
+    let extra = '';
+    for (const key in tags) {
+      if (this.#columnSet.has(key)) continue;
+      extra += `${extra === '' ? '' : '&'}${key}=${tags[key]}`;
+    }
+    return `${part},${csvField(extra)}`;
   }
 }

@@ -5,7 +5,7 @@ import { ERROR_CODES, PlateauError } from '../../contract/index.ts';
 
 /** A text sink that an output writes to and closes once. */
 export interface OutputFile {
-  write(text: string): void;
+  write(data: string | Buffer): void;
   /** Flushes and closes (stdout is flushed, not closed). */
   close(): Promise<void>;
 }
@@ -19,7 +19,7 @@ export async function openOutputFile(fileName: string, what: string): Promise<Ou
   if (fileName === '-') {
     gzip?.pipe(process.stdout, { end: false });
     return {
-      write: (text) => (gzip ?? process.stdout).write(text),
+      write: (data) => (gzip ?? process.stdout).write(data),
       close: () => new Promise<void>((resolve) => (gzip ? gzip.end(resolve) : resolve())),
     };
   }
@@ -37,7 +37,7 @@ export async function openOutputFile(fileName: string, what: string): Promise<Ou
   });
   gzip?.pipe(file);
   return {
-    write: (text) => (gzip ?? file).write(text),
+    write: (data) => (gzip ?? file).write(data),
     close: () =>
       new Promise<void>((resolve, reject) => {
         file.once('finish', () => resolve());
@@ -45,4 +45,41 @@ export async function openOutputFile(fileName: string, what: string): Promise<Ou
         (gzip ?? file).end();
       }),
   };
+}
+
+/** Size of the chunks text is packed into before it goes to the stream. */
+const CHUNK_BYTES = 256 * 1024;
+
+/**
+ * Packs many small strings into fixed-size Buffers and hands each full one to the file,
+ * so a high-rate output neither joins huge strings nor calls write() per row.
+ */
+export class ChunkedWriter {
+  readonly #file: OutputFile;
+  #chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+  #used = 0;
+
+  constructor(file: OutputFile) {
+    this.#file = file;
+  }
+
+  append(text: string): void {
+    // Worst case 3 bytes per UTF-16 unit; rows are far smaller than a chunk.
+    if (this.#used + text.length * 3 > CHUNK_BYTES) {
+      this.flush();
+      if (text.length * 3 > CHUNK_BYTES) {
+        this.#file.write(text);
+        return;
+      }
+    }
+    this.#used += this.#chunk.write(text, this.#used);
+  }
+
+  /** Hands whatever is packed so far to the file. */
+  flush(): void {
+    if (this.#used === 0) return;
+    this.#file.write(this.#chunk.subarray(0, this.#used));
+    this.#chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+    this.#used = 0;
+  }
 }

@@ -60,14 +60,17 @@ export function createK6Module(runtime: TestRuntime) {
     if (!context) return new Promise((resolve) => setTimeout(resolve, ms));
     context.pendingSleeps++;
     return new Promise<void>((resolve) => {
+      let settled = false;
       const done = () => {
+        if (settled) return;
+        settled = true;
         clearTimeout(timer);
-        context.signal.removeEventListener('abort', done);
+        unlisten();
         context.pendingSleeps--;
         resolve();
       };
       const timer = setTimeout(done, ms);
-      context.signal.addEventListener('abort', done, { once: true });
+      const unlisten = context.interrupt.onAbort(done);
     });
   }
 

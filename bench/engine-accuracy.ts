@@ -1,0 +1,181 @@
+// Benchmark: the embedded engine's accuracy and cost at constant arrival rates, side by side
+// with autocannon -R and wrk on the same trivial loopback target.
+//
+// The target runs pinned to core 1, each generator pinned to core 0. For each rate the
+// engine runs a constant-arrival-rate script (CSV output on, as in a real study). Measured:
+// - achieved: requests the target received ÷ planned starts, and dropped iterations;
+// - start lag p99: arrival offset at the target minus the planned offset i/rate;
+// - evenness: coefficient of variation of arrivals per 10 ms window (paced ≈ 0.1, bursts ≥ 2);
+// - cost: generator CPU µs per request, from /proc/<pid>/stat.
+//
+//   node --import tsx bench/engine-accuracy.ts [rates=1000,5000,10000] [seconds=10]
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const rates = (process.argv[2] ?? '1000,5000,10000').split(',').map(Number);
+const seconds = Number(process.argv[3] ?? 10);
+const CLK_TCK = 100;
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+function cpuUs(pid: number): number {
+  try {
+    const fields = (require_('fs') as typeof import('node:fs'))
+      .readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .split(') ')[1]!
+      .split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) / CLK_TCK) * 1e6;
+  } catch {
+    return 0;
+  }
+}
+function require_(name: string): unknown {
+  return process.getBuiltinModule ? process.getBuiltinModule(name) : undefined;
+}
+
+/** Runs `command` pinned to `core`, sampling its CPU until it exits. */
+async function measured(
+  core: number,
+  command: string,
+  args: string[],
+): Promise<{ cpuUs: number; stdout: string; code: number | null }> {
+  const child = spawn('taskset', ['-c', String(core), command, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr!.on('data', () => undefined);
+  let last = 0;
+  const timer = setInterval(() => {
+    last = Math.max(last, cpuUs(child.pid!));
+  }, 200);
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  clearInterval(timer);
+  return { cpuUs: last, stdout, code };
+}
+
+async function startTarget(): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn('taskset', ['-c', '1', process.execPath, join(root, 'bench/lib/target-server.mjs')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<string>((resolve) =>
+    child.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim())),
+  );
+  return { child, url: `http://127.0.0.1:${port}` };
+}
+
+async function stats(url: string, rate: number, planned: number) {
+  const { count, times } = (await (await fetch(`${url}/__stats`)).json()) as {
+    count: number;
+    times: number[];
+  };
+  await fetch(`${url}/__reset`);
+  if (count === 0) return { received: 0, achievedPct: 0, lagP99Ms: Number.NaN, cv10ms: Number.NaN };
+  const origin = times[0]!;
+  const lags = times.map((t, i) => t - origin - (i * 1000) / rate).sort((a, b) => a - b);
+  const lagP99Ms = lags[Math.floor(0.99 * (lags.length - 1))]! - lags[0]!;
+  const windows = new Map<number, number>();
+  const last = times.at(-1)!;
+  for (let w = 0; w <= Math.floor((last - origin) / 10); w++) windows.set(w, 0);
+  for (const t of times)
+    windows.set(Math.floor((t - origin) / 10), windows.get(Math.floor((t - origin) / 10))! + 1);
+  const counts = [...windows.values()];
+  const mean = counts.reduce((a, b) => a + b, 0) / counts.length;
+  const sd = Math.sqrt(counts.reduce((a, c) => a + (c - mean) ** 2, 0) / counts.length);
+  return {
+    received: count,
+    achievedPct: Math.round((count / planned) * 10000) / 100,
+    lagP99Ms: Math.round(lagP99Ms * 100) / 100,
+    cv10ms: Math.round((sd / mean) * 100) / 100,
+  };
+}
+
+const target = await startTarget();
+const dir = await mkdtemp(join(tmpdir(), 'plateau-bench-'));
+const script = join(dir, 'car.js');
+await writeFile(
+  script,
+  `import http from 'k6/http';
+export const options = { scenarios: { car: { executor: 'constant-arrival-rate', rate: Number(__ENV.RATE),
+  duration: __ENV.DURATION, preAllocatedVUs: Number(__ENV.VUS), maxVUs: Number(__ENV.VUS) * 4 } } };
+export default async function () { await http.asyncRequest('GET', __ENV.TARGET + '/'); }`,
+);
+const results: Record<string, unknown>[] = [];
+try {
+  for (const rate of rates) {
+    const planned = rate * seconds;
+    const exported = join(dir, `summary-${rate}.json`);
+    const engine = await measured(0, process.execPath, [
+      join(root, 'bin/plateau.js'),
+      'engine',
+      'run',
+      script,
+      '-q',
+      '--out',
+      `csv=${join(dir, `out-${rate}.csv.gz`)}`,
+      '--summary-export',
+      exported,
+      '-e',
+      `RATE=${rate}`,
+      '-e',
+      `DURATION=${seconds}s`,
+      '-e',
+      `TARGET=${target.url}`,
+      '-e',
+      `VUS=${Math.max(10, rate / 50)}`,
+    ]);
+    const summary = JSON.parse(await readFile(exported, 'utf8'));
+    const engineStats = await stats(target.url, rate, planned);
+    results.push({
+      generator: 'plateau engine',
+      rate,
+      ...engineStats,
+      dropped: summary.metrics.dropped_iterations?.count ?? 0,
+      cpuUsPerRequest: Math.round(engine.cpuUs / Math.max(1, engineStats.received)),
+    });
+    const cannon = await measured(0, process.execPath, [
+      join(root, 'node_modules/autocannon/autocannon.js'),
+      '-R',
+      String(rate),
+      '-d',
+      String(seconds),
+      '-c',
+      String(Math.max(10, rate / 50)),
+      '--json',
+      `${target.url}/`,
+    ]);
+    const cannonStats = await stats(target.url, rate, planned);
+    results.push({
+      generator: 'autocannon -R',
+      rate,
+      ...cannonStats,
+      cpuUsPerRequest: Math.round(cannon.cpuUs / Math.max(1, cannonStats.received)),
+    });
+    const wrk = await measured(0, 'wrk', [
+      '-t1',
+      '-c',
+      String(Math.max(10, rate / 50)),
+      '-d',
+      `${seconds}s`,
+      `${target.url}/`,
+    ]).catch(() => undefined);
+    if (wrk) {
+      const wrkStats = await stats(target.url, rate, planned);
+      results.push({
+        generator: 'wrk (closed loop, max rate)',
+        rate: Math.round(wrkStats.received / seconds),
+        received: wrkStats.received,
+        cpuUsPerRequest: Math.round(wrk.cpuUs / Math.max(1, wrkStats.received)),
+      });
+    }
+    process.stderr.write(`${JSON.stringify(results.slice(-3))}\n`);
+  }
+  process.stdout.write(`${JSON.stringify({ seconds, node: process.version, results }, null, 2)}\n`);
+} finally {
+  target.child.kill();
+  await rm(dir, { recursive: true, force: true });
+}
