@@ -4,12 +4,15 @@
 import { createServer } from 'node:http';
 
 const arrivals = new Float64Array(2_000_000);
+// The planned iteration index when the generator sends ?i=<iterationInTest>, else -1.
+const indices = new Float64Array(2_000_000);
 let count = 0;
 const server = createServer((req, res) => {
   if (req.url === '/__stats') {
     const times = Array.from(arrivals.subarray(0, count));
+    const planned = Array.from(indices.subarray(0, count));
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ count, times }));
+    res.end(JSON.stringify({ count, times, planned }));
     return;
   }
   if (req.url === '/__reset') {
@@ -17,7 +20,11 @@ const server = createServer((req, res) => {
     res.end('reset');
     return;
   }
-  if (count < arrivals.length) arrivals[count++] = performance.now();
+  if (count < arrivals.length) {
+    const at = req.url.indexOf('?i=');
+    indices[count] = at < 0 ? -1 : Number(req.url.slice(at + 3));
+    arrivals[count++] = performance.now();
+  }
   res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
   res.end('ok');
 });

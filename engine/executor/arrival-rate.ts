@@ -8,9 +8,6 @@ import { type Executor, type ExecutorEnv, monotonicMs, sleepUnless } from './exe
 import { Interrupt } from './interrupt.ts';
 import { runIteration } from './iteration.ts';
 
-/** A timer that fires within this much of its due time is not worth re-arming. */
-const SPIN_THRESHOLD_MS = 0.25;
-
 /**
  * Runs planned starts with k6's VU semantics: preAllocatedVUs are ready when the scenario
  * starts; each start goes to an idle VU or, when none is idle, is dropped
@@ -136,9 +133,11 @@ export class ArrivalRateExecutor implements Executor {
           next = starts.next();
         }
         if (next.done) return resolve();
+        // Timers have 1 ms granularity: sleep at least that long, never spin (a setImmediate
+        // loop would burn a whole core between closely spaced starts). Starts that fall
+        // due meanwhile go out together in the next batch, at most ~1 ms late.
         const waitMs = (next.value.offsetNs - elapsedNs) / 1e6;
-        if (waitMs <= SPIN_THRESHOLD_MS) setImmediate(tick);
-        else setTimeout(tick, Math.max(0, Math.floor(waitMs)));
+        setTimeout(tick, Math.max(1, Math.floor(waitMs)));
       };
       tick();
     });

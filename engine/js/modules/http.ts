@@ -1,7 +1,6 @@
 // The `k6/http` module on undici: asyncRequest with k6's tags, timings and error codes.
 import { Agent, type Dispatcher } from 'undici';
 import { parseDurationNs } from '../../config/duration.ts';
-import { HTTP_TIMING_METRICS } from '../../metrics/builtin.ts';
 import type { IterationContext } from '../context.ts';
 import { nowMs, type ResponseCallback, type TestRuntime } from '../runtime.ts';
 
@@ -44,8 +43,8 @@ interface TemplateUrl {
   name: string;
 }
 
-/** The response object scripts read. */
-export interface K6Response {
+/** The response object scripts read (`res.status`, `res.timings.duration`, `res.json()`). */
+export class HttpResponse {
   status: number;
   status_text: string;
   proto: string;
@@ -58,7 +57,253 @@ export interface K6Response {
   remote_ip: string;
   remote_port: number;
   request: { method: string; url: string; headers: Record<string, string>; body: unknown };
-  json(selector?: string): unknown;
+
+  constructor(fields: Omit<HttpResponse, 'json'>) {
+    this.status = fields.status;
+    this.status_text = fields.status_text;
+    this.proto = fields.proto;
+    this.url = fields.url;
+    this.headers = fields.headers;
+    this.body = fields.body;
+    this.timings = fields.timings;
+    this.error = fields.error;
+    this.error_code = fields.error_code;
+    this.remote_ip = fields.remote_ip;
+    this.remote_port = fields.remote_port;
+    this.request = fields.request;
+  }
+
+  /** The body parsed as JSON; `selector` is a dotted path (`a.b.0`). */
+  json(selector?: string): unknown {
+    if (typeof this.body !== 'string')
+      throw new Error('the response has no text body to parse as JSON (responseType is not text)');
+    const parsed = JSON.parse(this.body) as unknown;
+    return selector ? selectPath(parsed, selector) : parsed;
+  }
+}
+
+/** Everything decided about a request before it is sent. */
+interface RequestSpec {
+  method: string;
+  urlString: string;
+  url: ParsedUrl;
+  /** The `name` tag (and, as in k6 since v0.41, the `url` tag too when a name is given). */
+  name: string;
+  customTags: Record<string, string>;
+  callback: ResponseCallback | null;
+  timeoutMs: number;
+  responseType: 'text' | 'binary' | 'none';
+  headers: Record<string, string>;
+  payload: Buffer | undefined;
+  body: unknown;
+}
+
+const ZERO_TIMINGS: Timings = {
+  blocked: 0,
+  connecting: 0,
+  tls_handshaking: 0,
+  sending: 0,
+  waiting: 0,
+  receiving: 0,
+  duration: 0,
+};
+
+/**
+ * One request in flight: the undici dispatch handler, its timeout, its interruption, and
+ * the samples it emits when it ends. A class (not closures) because thousands are created
+ * per second.
+ */
+class InFlightRequest implements Dispatcher.DispatchHandler {
+  readonly #runtime: TestRuntime;
+  readonly #spec: RequestSpec;
+  readonly #context: IterationContext | undefined;
+  readonly #resolve: (response: HttpResponse) => void;
+  readonly #started = nowMs();
+  #assigned = this.#started;
+  #firstByte = this.#started;
+  #status = 0;
+  #statusText = '';
+  #headers: Record<string, string> = {};
+  #headerBytes = 0;
+  #chunks: Buffer[] = [];
+  #bodyBytes = 0;
+  #settled = false;
+  #timedOut = false;
+  #controller: Dispatcher.DispatchController | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #unlisten: () => unknown = noop;
+
+  constructor(
+    runtime: TestRuntime,
+    spec: RequestSpec,
+    context: IterationContext | undefined,
+    resolve: (r: HttpResponse) => void,
+  ) {
+    this.#runtime = runtime;
+    this.#spec = spec;
+    this.#context = context;
+    this.#resolve = resolve;
+  }
+
+  start(agent: Agent): void {
+    this.#timer = setTimeout(timeOut, this.#spec.timeoutMs, this);
+    if (this.#context) this.#unlisten = this.#context.interrupt.onAbort(() => this.interrupt());
+    const { url, method, headers, payload } = this.#spec;
+    agent.dispatch(
+      {
+        origin: url.origin,
+        path: url.path,
+        method: method as Dispatcher.HttpMethod,
+        headers,
+        body: payload ?? null,
+      },
+      this,
+    );
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    this.#assigned = nowMs();
+    if (this.#settled) controller.abort(new Error('request already finished'));
+  }
+
+  onResponseStart(
+    _c: Dispatcher.DispatchController,
+    statusCode: number,
+    rawHeaders: Record<string, string | string[] | undefined>,
+    message?: string,
+  ): void {
+    this.#firstByte = nowMs();
+    this.#status = statusCode;
+    this.#statusText = message ? `${statusCode} ${message}` : String(statusCode);
+    const canonical: Record<string, string> = {};
+    let bytes = 17 + this.#statusText.length;
+    for (const key in rawHeaders) {
+      const value = rawHeaders[key];
+      const text = Array.isArray(value) ? value.join(', ') : String(value);
+      canonical[canonicalHeader(key)] = text;
+      bytes += key.length + text.length + 4;
+    }
+    this.#headers = canonical;
+    this.#headerBytes = bytes;
+  }
+
+  onResponseData(_c: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.#bodyBytes += chunk.length;
+    if (this.#spec.responseType !== 'none') this.#chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    this.#finish(undefined);
+  }
+
+  onResponseError(_c: Dispatcher.DispatchController, error: Error): void {
+    this.#finish(error);
+  }
+
+  /** The request's timeout fired: k6 reports status 0, error_code 1050. */
+  timeOut(): void {
+    this.#timedOut = true;
+    this.#finish(new Error('request timeout'));
+    this.#controller?.abort(new Error('request timeout'));
+  }
+
+  /** The iteration was interrupted: abandon the request without recording it. */
+  interrupt(): void {
+    if (this.#settled) return;
+    // Settle first: abort() calls onResponseError synchronously, which must not record.
+    this.#settled = true;
+    clearTimeout(this.#timer);
+    this.#controller?.abort(new Error('interrupted'));
+    this.#resolve(interruptedResponse(this.#spec.method, this.#spec.urlString));
+  }
+
+  #finish(error: unknown): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    clearTimeout(this.#timer);
+    this.#unlisten();
+    const runtime = this.#runtime;
+    const spec = this.#spec;
+    const context = this.#context;
+    const ended = nowMs();
+    const failed = error !== undefined;
+    const status = failed ? 0 : this.#status;
+    const [errorCode, errorText] = failed
+      ? classify(error, this.#timedOut)
+      : status >= 400
+        ? [1000 + status, '']
+        : [0, ''];
+    const blocked = this.#assigned - this.#started;
+    const timings: Timings = failed
+      ? { ...ZERO_TIMINGS, blocked, duration: ended - this.#assigned }
+      : {
+          blocked,
+          connecting: 0,
+          tls_handshaking: 0,
+          sending: 0,
+          waiting: this.#firstByte - this.#assigned,
+          receiving: ended - this.#firstByte,
+          duration: ended - this.#assigned,
+        };
+    if (context) context.bytesReceived += this.#headerBytes + this.#bodyBytes;
+    const expected = spec.callback ? !failed && spec.callback(status) : undefined;
+    if (!context?.interrupted) {
+      const tags = runtime.contextTags(context);
+      Object.assign(tags, spec.customTags);
+      tags.method = spec.method;
+      tags.url = spec.name;
+      tags.name = spec.name;
+      tags.status = String(status);
+      tags.proto = failed ? '' : 'HTTP/1.1';
+      if (expected !== undefined) tags.expected_response = String(expected);
+      if (errorCode !== 0) tags.error_code = String(errorCode);
+      if (errorText !== '') tags.error = errorText;
+      emitRequest(runtime, tags, timings, expected, ended);
+    }
+    if (failed) runtime.logger.log('warning', 'Request Failed', { error: JSON.stringify(errorText) });
+    this.#resolve(
+      new HttpResponse({
+        status,
+        status_text: failed ? '' : this.#statusText,
+        proto: failed ? '' : 'HTTP/1.1',
+        url: spec.urlString,
+        headers: this.#headers,
+        body: decodeBody(this.#chunks, spec.responseType),
+        timings,
+        error: errorText,
+        error_code: errorCode,
+        remote_ip: spec.url.hostname,
+        remote_port: spec.url.port,
+        request: { method: spec.method, url: spec.urlString, headers: spec.headers, body: spec.body ?? null },
+      }),
+    );
+  }
+}
+
+function noop(): void {}
+
+function timeOut(request: InFlightRequest): void {
+  request.timeOut();
+}
+
+/** Emits k6's samples of one request, all sharing `tags` and the end time. */
+function emitRequest(
+  runtime: TestRuntime,
+  tags: Record<string, string>,
+  timings: Timings,
+  expected: boolean | undefined,
+  timeMs: number,
+) {
+  runtime.emitBuiltin('http_reqs', 1, tags, timeMs);
+  runtime.emitBuiltin('http_req_duration', timings.duration, tags, timeMs);
+  runtime.emitBuiltin('http_req_blocked', timings.blocked, tags, timeMs);
+  runtime.emitBuiltin('http_req_connecting', timings.connecting, tags, timeMs);
+  runtime.emitBuiltin('http_req_tls_handshaking', timings.tls_handshaking, tags, timeMs);
+  runtime.emitBuiltin('http_req_sending', timings.sending, tags, timeMs);
+  runtime.emitBuiltin('http_req_waiting', timings.waiting, tags, timeMs);
+  runtime.emitBuiltin('http_req_receiving', timings.receiving, tags, timeMs);
+  if (expected !== undefined) runtime.emitBuiltin('http_req_failed', expected ? 0 : 1, tags, timeMs);
 }
 
 const canonicalNames = new Map<string, string>();
@@ -112,7 +357,7 @@ export function createHttpModule(runtime: TestRuntime) {
     target: string | TemplateUrl,
     body?: unknown,
     params: Params = {},
-  ): Promise<K6Response> {
+  ): Promise<HttpResponse> {
     const context = runtime.current();
     const urlString = typeof target === 'string' ? target : String(target?.url);
     const templateName = typeof target === 'object' && target !== null ? target.name : undefined;
@@ -126,182 +371,37 @@ export function createHttpModule(runtime: TestRuntime) {
     templateName: string | undefined,
     body: unknown,
     params: Params,
-  ): Promise<K6Response> {
-    const customTags: Record<string, string> = {};
-    if (params.tags) for (const key in params.tags) customTags[key] = String(params.tags[key]);
-    const name = customTags.name ?? templateName ?? maskCredentials(urlString);
-    const callback =
-      params.responseCallback === undefined ? runtime.responseCallback : params.responseCallback;
-    const timeoutNs = params.timeout === undefined ? undefined : parseDurationNs(params.timeout);
-    const timeoutMs = timeoutNs === undefined ? DEFAULT_TIMEOUT_MS : timeoutNs / 1e6;
-    const responseType = params.responseType ?? (runtime.discardResponseBodies ? 'none' : 'text');
-    const headers: Record<string, string> = {};
-    if (params.headers) for (const key in params.headers) headers[key] = String(params.headers[key]);
-    const payload = encodeBody(body, headers);
-
+  ): Promise<HttpResponse> {
     const url = parseUrl(urlString);
     if (!url) return Promise.reject(new Error(`invalid URL "${urlString}" in http.asyncRequest`));
     if (context?.interrupt.aborted) return Promise.reject(new Error('the iteration was interrupted'));
-
+    const customTags: Record<string, string> = {};
+    if (params.tags) for (const key in params.tags) customTags[key] = String(params.tags[key]);
+    const headers: Record<string, string> = {};
+    if (params.headers) for (const key in params.headers) headers[key] = String(params.headers[key]);
+    const payload = encodeBody(body, headers);
+    const timeoutNs = params.timeout === undefined ? undefined : parseDurationNs(params.timeout);
+    const spec: RequestSpec = {
+      method,
+      urlString,
+      url,
+      name: customTags.name ?? templateName ?? maskCredentials(urlString),
+      customTags,
+      callback: params.responseCallback === undefined ? runtime.responseCallback : params.responseCallback,
+      timeoutMs: timeoutNs === undefined ? DEFAULT_TIMEOUT_MS : timeoutNs / 1e6,
+      responseType: params.responseType ?? (runtime.discardResponseBodies ? 'none' : 'text'),
+      headers,
+      payload,
+      body,
+    };
     if (context) {
       // Counted when sent, so an interrupted request's bytes still show in data_sent.
       context.bytesSent +=
         method.length + url.path.length + 12 + headerSize(headers, url.host) + (payload?.length ?? 0);
     }
-    return new Promise<K6Response>((resolve) => {
-      const started = nowMs();
-      let assigned = started;
-      let firstByte = started;
-      let status = 0;
-      let statusText = '';
-      let responseHeaders: Record<string, string> = {};
-      let headerBytes = 0;
-      const chunks: Buffer[] = [];
-      let bodyBytes = 0;
-      let settled = false;
-      let timedOut = false;
-      let controller: Dispatcher.DispatchController | undefined;
-
-      const finish = (error: unknown) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        unlisten();
-        const ended = nowMs();
-        const [errorCode, errorText] =
-          error === undefined ? (status >= 400 ? [1000 + status, ''] : [0, '']) : classify(error, timedOut);
-        if (error !== undefined) status = 0;
-        const transportFailed = error !== undefined;
-        const timings: Timings = transportFailed
-          ? {
-              blocked: assigned - started,
-              connecting: 0,
-              tls_handshaking: 0,
-              sending: 0,
-              waiting: 0,
-              receiving: 0,
-              duration: 0,
-            }
-          : {
-              blocked: assigned - started,
-              connecting: 0,
-              tls_handshaking: 0,
-              sending: 0,
-              waiting: firstByte - assigned,
-              receiving: ended - firstByte,
-              duration: ended - assigned,
-            };
-        if (transportFailed) timings.duration = ended - assigned;
-        if (context) context.bytesReceived += headerBytes + bodyBytes;
-        const expected = callback ? (transportFailed ? false : callback(status)) : undefined;
-        if (!context?.interrupted) {
-          const tags: Record<string, string> = runtime.contextTags(context);
-          Object.assign(tags, customTags);
-          tags.method = method;
-          tags.url = customTags.name ?? templateName ?? maskCredentials(urlString);
-          tags.name = name;
-          tags.status = String(status);
-          tags.proto = transportFailed ? '' : 'HTTP/1.1';
-          if (expected !== undefined) tags.expected_response = String(expected);
-          if (errorCode !== 0) tags.error_code = String(errorCode);
-          if (errorText !== '') tags.error = errorText;
-          emitRequest(tags, timings, expected, ended);
-        }
-        if (transportFailed)
-          runtime.logger.log('warning', 'Request Failed', { error: JSON.stringify(errorText) });
-        const responseBody = decodeBody(chunks, responseType);
-        resolve({
-          status,
-          status_text: statusText,
-          proto: transportFailed ? '' : 'HTTP/1.1',
-          url: urlString,
-          headers: responseHeaders,
-          body: responseBody,
-          timings,
-          error: errorText,
-          error_code: errorCode,
-          remote_ip: url.hostname,
-          remote_port: url.port,
-          request: { method, url: urlString, headers, body: body ?? null },
-          json(selector?: string) {
-            if (typeof responseBody !== 'string')
-              throw new Error('the response has no text body to parse as JSON');
-            const parsed = JSON.parse(responseBody) as unknown;
-            return selector ? selectPath(parsed, selector) : parsed;
-          },
-        });
-      };
-
-      const timer = setTimeout(() => {
-        timedOut = true;
-        controller?.abort(new Error('request timeout'));
-        finish(new Error('request timeout'));
-      }, timeoutMs);
-      const onInterrupt = () => {
-        // Settle first: abort() calls onResponseError synchronously, which must not record.
-        settled = true;
-        clearTimeout(timer);
-        controller?.abort(new Error('interrupted'));
-        resolve(interruptedResponse(method, urlString));
-      };
-      const unlisten = context ? context.interrupt.onAbort(onInterrupt) : () => false;
-
-      const handler: Dispatcher.DispatchHandler = {
-        onRequestStart(c) {
-          controller = c;
-          assigned = nowMs();
-          if (settled) c.abort(new Error('request already finished'));
-        },
-        onResponseStart(_c, statusCode, rawHeaders, message) {
-          firstByte = nowMs();
-          status = statusCode;
-          statusText = `${statusCode} ${message ?? ''}`.trim();
-          const canonical: Record<string, string> = {};
-          headerBytes = 17 + statusText.length;
-          for (const [key, value] of Object.entries(rawHeaders)) {
-            const text = Array.isArray(value) ? value.join(', ') : String(value);
-            canonical[canonicalHeader(key)] = text;
-            headerBytes += key.length + text.length + 4;
-          }
-          responseHeaders = canonical;
-        },
-        onResponseData(_c, chunk) {
-          bodyBytes += chunk.length;
-          if (responseType !== 'none') chunks.push(chunk);
-        },
-        onResponseEnd() {
-          finish(undefined);
-        },
-        onResponseError(_c, error) {
-          finish(error);
-        },
-      };
-      agent.dispatch(
-        {
-          origin: url.origin,
-          path: url.path,
-          method: method as Dispatcher.HttpMethod,
-          headers,
-          body: payload ?? null,
-        },
-        handler,
-      );
-    });
-  }
-
-  function emitRequest(
-    tags: Record<string, string>,
-    timings: Timings,
-    expected: boolean | undefined,
-    timeMs: number,
-  ) {
-    runtime.emitBuiltin('http_reqs', 1, tags, timeMs);
-    for (const metric of HTTP_TIMING_METRICS) {
-      const key =
-        metric === 'http_req_duration' ? 'duration' : (metric.slice('http_req_'.length) as keyof Timings);
-      runtime.emitBuiltin(metric, timings[key], tags, timeMs);
-    }
-    if (expected !== undefined) runtime.emitBuiltin('http_req_failed', expected ? 0 : 1, tags, timeMs);
+    return new Promise<HttpResponse>((resolve) =>
+      new InFlightRequest(runtime, spec, context, resolve).start(agent),
+    );
   }
 
   const blocking = (name: string) => () => {
@@ -432,6 +532,7 @@ function parseUrl(text: string): ParsedUrl | undefined {
 
 /** k6 masks credentials in the `name`/`url` tags: `http://****:****@host/`. */
 function maskCredentials(url: string): string {
+  if (!url.includes('@')) return url;
   return url.replace(/^(\w+:\/\/)[^/@]+@/, '$1****:****@');
 }
 
@@ -445,31 +546,19 @@ function selectPath(value: unknown, path: string): unknown {
   return current;
 }
 
-function interruptedResponse(method: string, url: string): K6Response {
-  const zero = {
-    blocked: 0,
-    connecting: 0,
-    tls_handshaking: 0,
-    sending: 0,
-    waiting: 0,
-    receiving: 0,
-    duration: 0,
-  };
-  return {
+function interruptedResponse(method: string, url: string): HttpResponse {
+  return new HttpResponse({
     status: 0,
     status_text: '',
     proto: '',
     url,
     headers: {},
     body: null,
-    timings: zero,
+    timings: { ...ZERO_TIMINGS },
     error: 'context canceled',
     error_code: 1000,
     remote_ip: '',
     remote_port: 0,
     request: { method, url, headers: {}, body: null },
-    json() {
-      throw new Error('the request was interrupted');
-    },
-  };
+  });
 }
