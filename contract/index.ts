@@ -1,5 +1,8 @@
 // The types every part of plateau shares. No runtime dependencies.
+
+export * from './analysis.ts';
 export * from './database.ts';
 export * from './errors.ts';
+export * from './run-manifest.ts';
 export * from './schema.ts';
 export * from './server-step-report.ts';

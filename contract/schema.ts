@@ -6,6 +6,8 @@
  */
 export const SCHEMA_VERSIONS = {
   'plateau.server-steps': 1,
+  'plateau.run': 1,
+  'plateau.analysis': 1,
 } as const;
 
 /** The `kind` field that names what an artifact is. */

@@ -1,6 +1,7 @@
 // The `plateau` command line: one file per subcommand, wired here.
 import { Command, CommanderError } from 'commander';
 import { isPlateauError } from '../contract/index.ts';
+import { registerAnalyze } from './commands/analyze.ts';
 import { registerBuild } from './commands/build.ts';
 import { registerEngine } from './commands/engine.ts';
 import { registerServe } from './commands/serve.ts';
@@ -18,6 +19,7 @@ export function buildProgram(): Command {
   registerServe(program);
   registerBuild(program);
   registerEngine(program);
+  registerAnalyze(program);
   return program;
 }
 

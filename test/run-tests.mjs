@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-const ROOTS = ['contract', 'scripts', 'engine', 'target-service', 'harness', 'analysis', 'test'];
+const ROOTS = ['lib', 'contract', 'scripts', 'engine', 'target-service', 'harness', 'analysis', 'test'];
 
 function find(dir) {
   let entries;

@@ -1,6 +1,6 @@
 // Per-step buckets of everything the service saw, keyed by the X-Load-Step header.
 import type { ServerStepReport, ServiceSettings, ShedReason, StepBucket } from '../../contract/index.ts';
-import { LatencyHistogram } from './latency-histogram.ts';
+import { LatencyHistogram } from '../../lib/latency-histogram.ts';
 import { PoolWindow } from './pool-window.ts';
 import {
   type Clock,

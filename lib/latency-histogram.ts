@@ -1,6 +1,6 @@
 // Latency percentiles from an HDR histogram (hdr-histogram-js).
 import * as hdr from 'hdr-histogram-js';
-import type { LatencySummary } from '../../contract/index.ts';
+import type { LatencySummary } from '../contract/index.ts';
 
 /** Values are recorded in microseconds; one hour is the ceiling (larger values clamp). */
 const HIGHEST_US = 3_600_000_000;

@@ -1,0 +1,222 @@
+// The entry point of analysis: the only code here that reads and writes files.
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import {
+  type AnalysisResult,
+  ERROR_CODES,
+  PlateauError,
+  type RunManifest,
+  SCHEMA_VERSIONS,
+  type ServerStepReport,
+} from '../contract/index.ts';
+import { writeFileAtomic } from '../lib/atomic-write.ts';
+import type { ClientSample, ReadStats } from './client-sample.ts';
+import { ClientStepAggregator } from './client-steps.ts';
+import { readK6Csv } from './k6-csv.ts';
+import { readK6Ndjson } from './k6-ndjson.ts';
+import { renderRecord, renderTableMarkdown, renderTableText } from './render.ts';
+import { buildSaturationTable, offeredFromTag } from './saturation-table.ts';
+import { decideVerdict } from './verdict.ts';
+
+/** Client files a run directory may hold, in order of preference. */
+export const CLIENT_FILES = ['k6.csv.gz', 'k6.csv', 'k6.ndjson.gz', 'k6.ndjson', 'k6.json.gz', 'k6.json'];
+
+/** k6's script defaults, used when there is no run.json to say otherwise. */
+const DEFAULT_OBJECTIVES = { p95Ms: 250, failRate: 0.01 };
+
+/** What an analysis produced, rendered. */
+export interface AnalysisOutput {
+  analysis: AnalysisResult;
+  record: string;
+  tableMarkdown: string;
+  tableText: string;
+  readStats: ReadStats;
+}
+
+/** Reads any k6 output file (CSV or NDJSON, plain or .gz) into the aggregator. */
+export async function readClientFile(path: string, onSample: (s: ClientSample) => void): Promise<ReadStats> {
+  const name = basename(path).replace(/\.gz$/, '');
+  if (name.endsWith('.csv')) return readK6Csv(path, onSample);
+  if (name.endsWith('.json') || name.endsWith('.ndjson')) return readK6Ndjson(path, onSample);
+  throw new PlateauError(ERROR_CODES.INPUT, `${path} is neither k6 CSV nor NDJSON output`, {
+    hint: 'pass a file written with --out csv=FILE or --out json=FILE (.csv, .ndjson or .json, optionally .gz)',
+  });
+}
+
+async function readJson<T>(path: string, kind: string): Promise<T | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as { code?: string }).code === 'ENOENT') return undefined;
+    throw new PlateauError(ERROR_CODES.INPUT, `cannot read ${path}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  let parsed: { kind?: string; schemaVersion?: number };
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new PlateauError(ERROR_CODES.INPUT, `${path} is not valid JSON (${(error as Error).message})`, {
+      hint: 'it may have been cut short; rerun the step that writes it',
+      cause: error,
+    });
+  }
+  const known = SCHEMA_VERSIONS[kind as keyof typeof SCHEMA_VERSIONS];
+  if (parsed.kind !== kind) {
+    throw new PlateauError(
+      ERROR_CODES.INPUT,
+      `${path} is not a ${kind} file (kind ${JSON.stringify(parsed.kind)})`,
+    );
+  }
+  if ((parsed.schemaVersion ?? 0) > known) {
+    throw new PlateauError(
+      ERROR_CODES.INPUT,
+      `${path} has schemaVersion ${parsed.schemaVersion}, newer than this plateau reads (${known})`,
+      {
+        hint: 'upgrade plateau to analyse it',
+      },
+    );
+  }
+  return parsed as T;
+}
+
+/**
+ * Analyses a k6 output file with optional server report and manifest. Pure apart from
+ * reading the files; nothing is written.
+ */
+export async function analyze(options: {
+  clientFile: string;
+  serverFile?: string | undefined;
+  manifestFile?: string | undefined;
+  windowSeconds?: number;
+}): Promise<AnalysisOutput> {
+  const manifest = options.manifestFile
+    ? await readJson<RunManifest>(options.manifestFile, 'plateau.run')
+    : undefined;
+  const server = options.serverFile
+    ? await readJson<ServerStepReport>(options.serverFile, 'plateau.server-steps')
+    : undefined;
+  const aggregator = new ClientStepAggregator({
+    windowSeconds: options.windowSeconds ?? manifest?.load.holdSeconds ?? 10,
+  });
+  const readStats = await readClientFile(options.clientFile, (s) => aggregator.add(s));
+  const client = aggregator.close();
+  const rows = buildSaturationTable(client, server, manifest);
+  const objectives = manifest
+    ? { p95Ms: manifest.load.p95Ms, failRate: manifest.load.failRate }
+    : DEFAULT_OBJECTIVES;
+  const verdict = decideVerdict({
+    rows,
+    settings: server?.settings ?? null,
+    timeline: server?.timeline ?? [],
+    objectives,
+    database: manifest?.database ?? null,
+    recoveryRatePerSec: manifest?.load.recoveryRatePerSec ?? null,
+  });
+  if (client.totalRequests === 0)
+    verdict.notes.push('the file holds no http_reqs samples: nothing to analyse');
+  if (!client.tagged && client.totalRequests > 0) {
+    verdict.notes.push(
+      'requests carry no step tag: rows are per scenario and time window, and no plateau can be named',
+    );
+  }
+  if (readStats.skipped > 0 || readStats.nulBytes > 0) {
+    verdict.notes.push(
+      `the client file was damaged: ${readStats.skipped} records skipped, ${readStats.nulBytes} NUL bytes removed`,
+    );
+  }
+  if (!manifest)
+    verdict.notes.push(
+      'no run.json: service settings, objectives (default p95 < 250 ms, failures < 1%) and hold lengths were not known',
+    );
+  if (manifest) {
+    const planned = manifest.load.stepsPerSec.map((r) => r);
+    const seen = rows.map((r) => offeredFromTag(r.step)).filter((r): r is number => r !== null);
+    const foreign = seen.filter((r) => !planned.includes(r));
+    if (foreign.length > 0) {
+      verdict.notes.push(
+        `the client file has steps the manifest did not plan (${foreign.join(', ')}/s): it may come from a different run`,
+      );
+    }
+  }
+  const analysis: AnalysisResult = {
+    kind: 'plateau.analysis',
+    schemaVersion: 1,
+    runId: manifest?.id ?? null,
+    sources: {
+      client: basename(options.clientFile),
+      server: server && options.serverFile ? basename(options.serverFile) : null,
+      manifest: manifest && options.manifestFile ? basename(options.manifestFile) : null,
+    },
+    objectives,
+    table: rows,
+    verdict,
+  };
+  return {
+    analysis,
+    record: renderRecord(analysis, manifest),
+    tableMarkdown: renderTableMarkdown(rows),
+    tableText: renderTableText(rows),
+    readStats,
+  };
+}
+
+/** Finds the client file of a run directory. */
+export async function findClientFile(dir: string): Promise<string> {
+  let entries: string[];
+  try {
+    entries = await readdir(dir);
+  } catch (error) {
+    throw new PlateauError(
+      ERROR_CODES.INPUT,
+      `cannot read the run directory ${dir}: ${(error as Error).message}`,
+      {
+        hint: 'pass a run directory (runs/<id>/) or a k6 CSV/NDJSON file',
+        cause: error,
+      },
+    );
+  }
+  const found = CLIENT_FILES.find((name) => entries.includes(name));
+  if (!found) {
+    throw new PlateauError(
+      ERROR_CODES.INPUT,
+      `${dir} holds no k6 output (looked for ${CLIENT_FILES.join(', ')})`,
+      {
+        hint: 'the run may have failed before the load started; see run.json and the logs in that directory',
+      },
+    );
+  }
+  return join(dir, found);
+}
+
+/**
+ * Analyses a run directory, or a bare k6 output file, and (for a directory) writes
+ * analysis.json, record.txt and table.md into it atomically.
+ */
+export async function analyzePath(path: string): Promise<AnalysisOutput & { runDir: string | null }> {
+  let info: Awaited<ReturnType<typeof stat>>;
+  try {
+    info = await stat(path);
+  } catch (error) {
+    throw new PlateauError(ERROR_CODES.INPUT, `${path} does not exist`, {
+      hint: 'pass a run directory (runs/<id>/) or a k6 CSV/NDJSON file',
+      cause: error,
+    });
+  }
+  if (!info.isDirectory()) {
+    if (info.size === 0)
+      throw new PlateauError(ERROR_CODES.INPUT, `${path} is empty`, { hint: 'the run wrote no samples' });
+    return { ...(await analyze({ clientFile: path })), runDir: null };
+  }
+  const clientFile = await findClientFile(path);
+  const output = await analyze({
+    clientFile,
+    serverFile: join(path, 'server.json'),
+    manifestFile: join(path, 'run.json'),
+  });
+  await writeFileAtomic(join(path, 'analysis.json'), `${JSON.stringify(output.analysis, null, 2)}\n`);
+  await writeFileAtomic(join(path, 'record.txt'), output.record);
+  await writeFileAtomic(join(path, 'table.md'), output.tableMarkdown);
+  return { ...output, runDir: path };
+}

@@ -1,0 +1,159 @@
+// Aggregates client samples per step (or per time window when nothing is tagged).
+import type { FailureCounts } from '../contract/index.ts';
+import { LatencyHistogram } from '../lib/latency-histogram.ts';
+import type { ClientSample } from './client-sample.ts';
+
+/** What the client saw for one step. */
+export interface ClientStep {
+  key: string;
+  scenario: string | undefined;
+  /** Epoch seconds of the first and last request sample. */
+  firstS: number;
+  lastS: number;
+  requests: number;
+  ok2xx: number;
+  failures: FailureCounts;
+  statuses: Record<string, number>;
+  latency: LatencyHistogram;
+}
+
+/** The client side of a run, grouped. */
+export interface ClientSteps {
+  steps: ClientStep[];
+  /** Whether requests carried `step` tags (otherwise steps are time windows). */
+  tagged: boolean;
+  droppedBySecond: Map<number, number>;
+  lagMsBySecond: Map<number, number>;
+  cpuPctBySecond: Map<number, number>;
+  /** Every http_reqs sample, for a cross-check against other sources. */
+  totalRequests: number;
+}
+
+function emptyFailures(): FailureCounts {
+  return { shed: 0, rateLimited: 0, serverErrors: 0, clientErrors: 0, timeouts: 0, networkErrors: 0 };
+}
+
+class Group {
+  readonly step: ClientStep;
+  constructor(key: string, scenario: string | undefined, timeS: number) {
+    this.step = {
+      key,
+      scenario,
+      firstS: timeS,
+      lastS: timeS,
+      requests: 0,
+      ok2xx: 0,
+      failures: emptyFailures(),
+      statuses: {},
+      latency: new LatencyHistogram(),
+    };
+  }
+}
+
+/**
+ * Builds per-step client figures in one pass (add, then close). Requests are counted from
+ * `http_reqs`, latency from `http_req_duration`, failures classed by status and k6 error
+ * code. Steps come from the `step` tag; when no request carries one, from
+ * `<scenario>@<start>` windows of `windowSeconds`.
+ */
+export class ClientStepAggregator {
+  readonly #windowSeconds: number;
+  readonly #tagged = new Map<string, Group>();
+  readonly #windows = new Map<string, Group>();
+  readonly #dropped = new Map<number, number>();
+  readonly #lag = new Map<number, number>();
+  readonly #cpu = new Map<number, number>();
+  #anyTag = false;
+  #total = 0;
+
+  constructor(options: { windowSeconds?: number } = {}) {
+    this.#windowSeconds = options.windowSeconds ?? 10;
+  }
+
+  add(sample: ClientSample): void {
+    switch (sample.metric) {
+      case 'http_reqs':
+        this.#total++;
+        for (const group of this.#groups(sample)) this.#countRequest(group.step, sample);
+        return;
+      case 'http_req_duration':
+        for (const group of this.#groups(sample)) group.step.latency.record(sample.value);
+        return;
+      case 'dropped_iterations':
+        bump(this.#dropped, Math.floor(sample.timeS), sample.value);
+        return;
+      case 'engine_lag_ms':
+        this.#lag.set(
+          Math.floor(sample.timeS),
+          Math.max(this.#lag.get(Math.floor(sample.timeS)) ?? 0, sample.value),
+        );
+        return;
+      case 'engine_cpu_pct':
+        this.#cpu.set(
+          Math.floor(sample.timeS),
+          Math.max(this.#cpu.get(Math.floor(sample.timeS)) ?? 0, sample.value),
+        );
+        return;
+      default:
+    }
+  }
+
+  close(): ClientSteps {
+    const tagged = this.#anyTag;
+    const groups = [...(tagged ? this.#tagged : this.#windows).values()].map((g) => g.step);
+    groups.sort((a, b) => a.firstS - b.firstS);
+    return {
+      steps: groups,
+      tagged,
+      droppedBySecond: this.#dropped,
+      lagMsBySecond: this.#lag,
+      cpuPctBySecond: this.#cpu,
+      totalRequests: this.#total,
+    };
+  }
+
+  /** The groups a request sample belongs to: its step, and its time window. */
+  #groups(sample: ClientSample): Group[] {
+    if (sample.step !== undefined) this.#anyTag = true;
+    const stepKey = sample.step ?? 'untagged';
+    const windowStart = Math.floor(sample.timeS / this.#windowSeconds) * this.#windowSeconds;
+    const windowKey = `${sample.scenario ?? 'default'}@${windowStart}`;
+    return [this.#group(this.#tagged, stepKey, sample), this.#group(this.#windows, windowKey, sample)];
+  }
+
+  #group(map: Map<string, Group>, key: string, sample: ClientSample): Group {
+    let group = map.get(key);
+    if (!group) {
+      group = new Group(key, sample.scenario, sample.timeS);
+      map.set(key, group);
+    }
+    if (sample.timeS < group.step.firstS) group.step.firstS = sample.timeS;
+    if (sample.timeS > group.step.lastS) group.step.lastS = sample.timeS;
+    return group;
+  }
+
+  #countRequest(step: ClientStep, sample: ClientSample): void {
+    step.requests++;
+    const status = sample.status ?? '0';
+    step.statuses[status] = (step.statuses[status] ?? 0) + 1;
+    const code = Number(status);
+    if (code >= 200 && code < 300) step.ok2xx++;
+    else if (code === 503) step.failures.shed++;
+    else if (code === 429) step.failures.rateLimited++;
+    else if (code >= 500) step.failures.serverErrors++;
+    else if (code >= 400) step.failures.clientErrors++;
+    else if (code === 0) {
+      if (sample.errorCode === '1050') step.failures.timeouts++;
+      else step.failures.networkErrors++;
+    }
+  }
+}
+
+function bump(map: Map<number, number>, key: number, by: number): void {
+  map.set(key, (map.get(key) ?? 0) + by);
+}
+
+/** Total failures of all classes. */
+export function totalFailures(f: FailureCounts): number {
+  return f.shed + f.rateLimited + f.serverErrors + f.clientErrors + f.timeouts + f.networkErrors;
+}

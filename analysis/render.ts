@@ -1,0 +1,145 @@
+// Renders analysis results through the handlebars templates. Pure: strings in, strings out.
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import Handlebars from 'handlebars';
+import type { AnalysisResult, RunManifest, SaturationRow } from '../contract/index.ts';
+
+const TEMPLATES = fileURLToPath(new URL('../templates/', import.meta.url));
+
+function compile(name: string): Handlebars.TemplateDelegate {
+  // noEscape: these are text and Markdown files, not HTML.
+  return Handlebars.compile(readFileSync(`${TEMPLATES}${name}`, 'utf8'), { noEscape: true, strict: true });
+}
+
+const recordTemplate = compile('record.txt.hbs');
+const tableTemplate = compile('table.md.hbs');
+
+const num = (x: number | null | undefined, digits = 1): string =>
+  x === null || x === undefined || Number.isNaN(x)
+    ? '–'
+    : String(Math.round(x * 10 ** digits) / 10 ** digits);
+
+/** The cells of one row, formatted, for the Markdown and the terminal tables. */
+export function rowCells(row: SaturationRow): Record<string, string> {
+  const s = row.server;
+  return {
+    step: row.step,
+    offered: num(row.offeredPerSec),
+    sent: num(row.sentPerSec),
+    served: num(row.servedPerSec),
+    med: num(row.latencyMs.med),
+    p95: num(row.latencyMs.p95),
+    p99: num(row.latencyMs.p99),
+    max: num(row.latencyMs.max),
+    shed: String(row.failures.shed),
+    rateLimited: String(row.failures.rateLimited),
+    serverErrors: String(row.failures.serverErrors),
+    clientErrors: String(row.failures.clientErrors),
+    timeouts: String(row.failures.timeouts),
+    networkErrors: String(row.failures.networkErrors),
+    dropped: String(row.dropped),
+    lag: num(row.generator.lagMsMax),
+    genCpu: num(row.generator.cpuPctMax, 0),
+    pool: num(s?.checkedOutPct, 0),
+    waiting: s ? `${num(s.waitingMean)}/${s.waitingMax}` : '–',
+    waitP95: num(s?.waitP95Ms),
+    queryP95: num(s?.queryP95Ms),
+    cpu: num(s?.cpuPct, 0),
+  };
+}
+
+/** The saturation table as Markdown. */
+export function renderTableMarkdown(rows: SaturationRow[]): string {
+  return tableTemplate({
+    rows: rows.map((r) => ({ ...rowCells(r), invalid: r.invalid })),
+    invalidRows: rows.filter((r) => r.invalid).map((r) => ({ step: r.step, reason: r.invalid })),
+  });
+}
+
+const TEXT_COLUMNS: [string, string][] = [
+  ['step', 'step'],
+  ['offered', 'offered/s'],
+  ['sent', 'sent/s'],
+  ['served', 'served/s'],
+  ['p95', 'p95 ms'],
+  ['p99', 'p99 ms'],
+  ['shed', 'shed'],
+  ['serverErrors', '5xx'],
+  ['timeouts', 'timeouts'],
+  ['dropped', 'dropped'],
+  ['pool', 'pool %'],
+  ['waiting', 'waiting'],
+  ['waitP95', 'wait p95'],
+  ['queryP95', 'query p95'],
+  ['cpu', 'CPU %'],
+];
+
+/** The saturation table as aligned plain text for the terminal (the widest columns). */
+export function renderTableText(rows: SaturationRow[]): string {
+  const cells: Record<string, string>[] = rows.map((r) => ({
+    ...rowCells(r),
+    step: r.invalid ? `${r.step} !` : r.step,
+  }));
+  const widths = TEXT_COLUMNS.map(([key, title]) =>
+    Math.max(title.length, ...cells.map((c) => c[key]!.length)),
+  );
+  const line = (values: string[]) =>
+    values.map((v, i) => (i === 0 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  ');
+  const out = [
+    line(TEXT_COLUMNS.map(([, title]) => title)),
+    ...cells.map((c) => line(TEXT_COLUMNS.map(([key]) => c[key]!))),
+  ];
+  const invalid = rows.filter((r) => r.invalid).map((r) => `! ${r.step}: ${r.invalid}`);
+  return `${[...out, ...invalid].join('\n')}\n`;
+}
+
+/** Fields of the capacity record, in words. */
+export function recordFields(
+  analysis: AnalysisResult,
+  manifest: RunManifest | undefined,
+  confirmedBy?: string,
+): Record<string, unknown> {
+  const v = analysis.verdict;
+  const service = manifest?.service;
+  const settings = service
+    ? `pg pool max ${service.POOL_MAX ?? '?'}, ${service.SHED === false || service.SHED === 'off' ? 'no load shedding' : `wait queue ${service.QUEUE_MAX ?? '?'}, acquire timeout ${service.ACQUIRE_TIMEOUT_MS ?? '?'} ms`}`
+    : 'settings unknown (no run.json)';
+  const workload = service
+    ? `GET /statement, ${service.PAYLOAD_KB ?? 88} KB gzip response, ${service.QUERY_MS ?? 50} ms query, autoscaling off`
+    : `${manifest?.target ?? 'target unknown'}`;
+  const plateau = v.plateau;
+  const safe = v.safeLimit;
+  return {
+    service: manifest
+      ? `${service ? 'statement-api' : manifest.target}, 1 replica, ${settings}`
+      : 'unknown (no run.json)',
+    workload,
+    firstLimit:
+      plateau && v.firstLimit.resource !== 'unlisted' && v.firstLimit.resource !== 'generator'
+        ? `${v.firstLimit.resource}, ${num(plateau.servedPerSec)} served/s`
+        : v.firstLimit.summary,
+    evidence:
+      v.evidence.saturated.length + v.evidence.flat.length > 0
+        ? `${v.evidence.saturated.join(', ') || 'nothing saturated'}; flat: ${v.evidence.flat.join(', ') || 'nothing'}`
+        : 'no server-side evidence',
+    confirmedBy: confirmedBy ?? 'not yet confirmed (plateau confirm <run-dir> --set …)',
+    safeLimit:
+      safe.ratePerSec === null
+        ? `none: even the first step missed p95 < ${analysis.objectives.p95Ms} ms or failures < ${analysis.objectives.failRate * 100}%`
+        : `${safe.ratePerSec}/s${(manifest?.load.jitterSeconds ?? 0) > 0 ? ' with jittered arrivals' : ''} (p95 ${num(safe.p95Ms)} ms, ${num((safe.failureRate ?? 0) * 100, 2)}% failures)`,
+    overload: v.overload,
+    recovery: v.recovery.summary,
+    database: v.database?.summary ?? 'slots unknown (no database facts in run.json)',
+    nextLimit: v.nextLimit,
+    notes: v.notes,
+  };
+}
+
+/** The capacity record as text. */
+export function renderRecord(
+  analysis: AnalysisResult,
+  manifest: RunManifest | undefined,
+  confirmedBy?: string,
+): string {
+  return recordTemplate(recordFields(analysis, manifest, confirmedBy));
+}

@@ -1,0 +1,50 @@
+// run.json: everything about how a run was made, each value with where it came from.
+import type { DatabaseInfo } from './database.ts';
+
+/** Where a configuration value came from. */
+export type ValueSource = 'default' | 'env' | 'flag' | 'manifest' | 'script';
+
+/** One configuration value and its source. */
+export interface SourcedValue<T = string | number | boolean> {
+  value: T;
+  source: ValueSource;
+}
+
+/** The load a run applied (the capacity script's plan). */
+export interface LoadPlan {
+  script: string;
+  /** Target rate of each step, requests/s. */
+  stepsPerSec: number[];
+  holdSeconds: number;
+  rampSeconds: number;
+  recoveryRatePerSec: number;
+  recoverySeconds: number;
+  jitterSeconds: number;
+  /** Service objectives the thresholds used. */
+  p95Ms: number;
+  failRate: number;
+}
+
+/** The `run.json` of a run directory. */
+export interface RunManifest {
+  kind: 'plateau.run';
+  schemaVersion: 1;
+  id: string;
+  status: 'running' | 'completed' | 'interrupted' | 'failed';
+  startedAt: string;
+  endedAt: string | null;
+  /** Every configuration value with its source (`POOL_MAX`, `STEPS`, `engine`, …). */
+  config: Record<string, SourcedValue>;
+  load: LoadPlan;
+  /** Reference-service settings (POOL_MAX, QUERY_MS, …) or null for a user's own target. */
+  service: Record<string, string | number | boolean> | null;
+  target: string;
+  engine: { name: 'embedded' | 'k6'; version: string };
+  database: DatabaseInfo | null;
+  versions: { node: string; plateau: string; gitCommit: string | null };
+  machine: { cpus: number; memoryMb: number; platform: string };
+  /** The step the run was in when it ended early, if it did. */
+  reachedStep: string | null;
+  exitCode: number | null;
+  warnings: string[];
+}
