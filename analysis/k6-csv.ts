@@ -11,7 +11,10 @@ import { type ClientSample, extraTag, parseTimestamp, type ReadStats } from './c
 class StripNul extends Transform {
   removed = 0;
   override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
-    if (chunk.indexOf(0) < 0) return done(null, chunk);
+    if (chunk.indexOf(0) < 0) {
+      done(null, chunk);
+      return;
+    }
     const kept = Buffer.allocUnsafe(chunk.length);
     let n = 0;
     for (let i = 0; i < chunk.length; i++) {
