@@ -1,0 +1,98 @@
+// Bad input to analysis gets a clear message, never a stack trace; partial data still analyses.
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { isPlateauError } from '../contract/index.ts';
+import { analyzePath } from './analyze-run.ts';
+
+const dir = await mkdtemp(join(tmpdir(), 'plateau-analyze-'));
+after(() => rm(dir, { recursive: true, force: true }));
+
+const HEADER =
+  'metric_name,timestamp,metric_value,check,error,error_code,expected_response,group,method,name,proto,scenario,service,status,subproto,tls_version,url,extra_tags,metadata';
+const req = (t: number, status: number, step?: string, ms = 50) =>
+  [
+    `http_reqs,${t},1.000000,,,,true,,GET,GET /s,HTTP/1.1,capacity,,${status},,,GET /s,${step ? `step=${step}` : ''},`,
+    `http_req_duration,${t},${ms.toFixed(6)},,,,true,,GET,GET /s,HTTP/1.1,capacity,,${status},,,GET /s,${step ? `step=${step}` : ''},`,
+  ].join('\n');
+
+async function rejectsWith(path: string, message: RegExp) {
+  await assert.rejects(
+    analyzePath(path),
+    (error: unknown) => isPlateauError(error) && message.test(error.message) && error.hint !== undefined,
+  );
+}
+
+test('a missing path, an empty file, a non-k6 CSV and a run directory without output are named', async () => {
+  await rejectsWith(join(dir, 'nope'), /does not exist/);
+  await writeFile(join(dir, 'empty.csv'), '');
+  await rejectsWith(join(dir, 'empty.csv'), /is empty/);
+  await writeFile(join(dir, 'other.csv'), 'a,b,c\n1,2,3\n');
+  await rejectsWith(join(dir, 'other.csv'), /is not k6 CSV output/);
+  await mkdir(join(dir, 'run-empty'));
+  await rejectsWith(join(dir, 'run-empty'), /holds no k6 output/);
+  await writeFile(join(dir, 'x.txt'), 'hello');
+  await rejectsWith(join(dir, 'x.txt'), /neither k6 CSV nor NDJSON/);
+});
+
+test('a CSV without step tags is analysed per scenario and time window, and says so', async () => {
+  const lines = [HEADER];
+  for (let t = 0; t < 25; t++) lines.push(req(1_800_000_000 + t, 200));
+  await writeFile(join(dir, 'untagged.csv'), `${lines.join('\n')}\n`);
+  const out = await analyzePath(join(dir, 'untagged.csv'));
+  assert.ok(out.analysis.table.length >= 3, 'several windows');
+  assert.ok(out.analysis.table.every((r) => r.step.startsWith('capacity@')));
+  assert.match(out.analysis.verdict.notes.join(' '), /no step tag/);
+  assert.equal(out.analysis.verdict.plateau, null);
+});
+
+test('a truncated last line and a broken server.json: the first is tolerated, the second named', async () => {
+  const run = join(dir, 'run-partial');
+  await mkdir(run);
+  const lines = [HEADER];
+  for (let t = 0; t < 10; t++) lines.push(req(1_800_000_000 + t, 200, 'r010'));
+  await writeFile(join(run, 'k6.csv'), `${lines.join('\n')}\nhttp_reqs,1800000010,1.0000`);
+  const out = await analyzePath(run);
+  assert.equal(out.analysis.table[0]?.requests, 10);
+  assert.match(await readFile(join(run, 'record.txt'), 'utf8'), /^service: {7}unknown \(no run\.json\)/);
+  await writeFile(join(run, 'server.json'), '{"kind":"plateau.server-steps","schemaVersion":1,"steps":[');
+  await rejectsWith(run, /server\.json is not valid JSON/);
+  await writeFile(
+    join(run, 'server.json'),
+    JSON.stringify({ kind: 'plateau.server-steps', schemaVersion: 9 }),
+  );
+  await rejectsWith(run, /newer than this plateau reads/);
+});
+
+test('a client file from a different run than the manifest is flagged', async () => {
+  const run = join(dir, 'run-mismatch');
+  await mkdir(run);
+  const lines = [HEADER];
+  for (let t = 0; t < 5; t++) lines.push(req(1_800_000_000 + t, 200, 'r999'));
+  await writeFile(join(run, 'k6.csv'), `${lines.join('\n')}\n`);
+  await writeFile(
+    join(run, 'run.json'),
+    JSON.stringify({
+      kind: 'plateau.run',
+      schemaVersion: 1,
+      id: 'x',
+      target: 'http://127.0.0.1:1',
+      service: null,
+      database: null,
+      load: {
+        stepsPerSec: [20, 40],
+        holdSeconds: 5,
+        rampSeconds: 1,
+        recoveryRatePerSec: 5,
+        recoverySeconds: 10,
+        jitterSeconds: 0,
+        p95Ms: 250,
+        failRate: 0.01,
+      },
+    }),
+  );
+  const out = await analyzePath(run);
+  assert.match(out.analysis.verdict.notes.join(' '), /steps the manifest did not plan \(999\/s\)/);
+});

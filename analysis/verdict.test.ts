@@ -1,0 +1,247 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { SaturationRow, ServiceSettings, TimelinePoint } from '../contract/index.ts';
+import { decideVerdict, type VerdictInputs } from './verdict.ts';
+
+const SHED_SETTINGS: ServiceSettings = {
+  poolMax: 4,
+  queueMax: 8,
+  acquireTimeoutMs: 200,
+  shed: true,
+  extra: {},
+};
+
+/** A table row: offered rate, served rate, and any server/latency overrides. */
+function row(
+  offered: number,
+  served: number,
+  server: Partial<NonNullable<SaturationRow['server']>> = {},
+  extra: Partial<SaturationRow> = {},
+): SaturationRow {
+  return {
+    step: `r${String(offered).padStart(3, '0')}`,
+    offeredPerSec: offered,
+    sentPerSec: offered,
+    servedPerSec: served,
+    servedSource: 'server',
+    seconds: 20,
+    requests: offered * 20,
+    latencyMs: { med: 55, p95: 60, p99: 70, max: 90 },
+    failures: { shed: 0, rateLimited: 0, serverErrors: 0, clientErrors: 0, timeouts: 0, networkErrors: 0 },
+    failureRate: 0,
+    dropped: 0,
+    generator: { lagMsMax: 2, cpuPctMax: 20 },
+    server: {
+      checkedOutPct: 20,
+      waitingMean: 0,
+      waitingMax: 0,
+      waitP95Ms: 0.3,
+      queryP95Ms: 51,
+      cpuPct: 20,
+      ...server,
+    },
+    invalid: null,
+    ...extra,
+  };
+}
+
+function inputs(rows: SaturationRow[], overrides: Partial<VerdictInputs> = {}): VerdictInputs {
+  return {
+    rows,
+    settings: SHED_SETTINGS,
+    timeline: [],
+    objectives: { p95Ms: 250, failRate: 0.01 },
+    database: null,
+    recoveryRatePerSec: 50,
+    ...overrides,
+  };
+}
+
+const shed = (n: number) => ({
+  shed: n,
+  rateLimited: 0,
+  serverErrors: 0,
+  clientErrors: 0,
+  timeouts: 0,
+  networkErrors: 0,
+});
+
+test("pool-limited: the pool saturates as served flattens; Little's Law agrees", () => {
+  const rows = [
+    row(20, 20, { checkedOutPct: 27 }), // 4 × 0.054 s × 20/s ÷ 4
+    row(40, 40, { checkedOutPct: 54 }),
+    row(60, 59.5, { checkedOutPct: 81, waitingMax: 2, waitP95Ms: 20 }),
+    row(
+      70,
+      62,
+      { checkedOutPct: 99, waitingMean: 6.8, waitingMax: 8, waitP95Ms: 190 },
+      { failures: shed(160), failureRate: 0.11, latencyMs: { med: 200, p95: 240, p99: 250, max: 260 } },
+    ),
+    row(
+      80,
+      62,
+      { checkedOutPct: 100, waitingMean: 7.9, waitingMax: 8, waitP95Ms: 200 },
+      { failures: shed(360), failureRate: 0.22 },
+    ),
+  ];
+  const v = decideVerdict(inputs(rows));
+  assert.deepEqual(v.plateau, { step: 'r070', servedPerSec: 62, offeredPerSec: 70 });
+  assert.equal(v.firstLimit.resource, 'pool');
+  assert.match(v.evidence.saturated.join(' '), /pool 99% checked out of 4/);
+  assert.match(v.evidence.saturated.join(' '), /queue cap 8/);
+  assert.match(v.evidence.flat.join(' '), /query p95 51 ms/);
+  assert.match(v.evidence.flat.join(' '), /CPU 20%/);
+  // Below the knee (r060): hold = 0.81 × 4 / 59.5 = 54.5 ms → ceiling 73.4/s
+  assert.equal(v.littlesLaw?.holdMsBelowKnee, 54.45);
+  assert.equal(v.littlesLaw?.predictedCeilingPerSec, 73.5);
+  // At the plateau: hold = 4 / 62 = 64.5 ms; queue full → 8 × 64.5 / 4 = 129 ms
+  assert.equal(v.littlesLaw?.holdMsAtPlateau, 64.52);
+  assert.equal(v.littlesLaw?.predictedQueueWaitMs, 129);
+  assert.equal(v.littlesLaw?.disagreement, null);
+  assert.deepEqual(v.safeLimit, { ratePerSec: 60, step: 'r060', p95Ms: 60, failureRate: 0 });
+  assert.equal(v.overload, '503 + Retry-After; served rate held at 62/s');
+  assert.match(v.nextLimit, /PostgreSQL/);
+});
+
+test('CPU-limited: the process reaches a core while the pool has room', () => {
+  const rows = [
+    row(50, 50, { cpuPct: 40 }),
+    row(100, 99, { cpuPct: 80 }),
+    row(150, 110, { cpuPct: 98, checkedOutPct: 60 }),
+  ];
+  const v = decideVerdict(inputs(rows));
+  assert.equal(v.firstLimit.resource, 'cpu');
+  assert.match(v.evidence.saturated[0]!, /CPU 98%/);
+  assert.match(v.evidence.flat.join(' '), /pool 60%/);
+});
+
+test('database-limited: query time rises while the pool is not full', () => {
+  const rows = [
+    row(20, 20),
+    row(40, 40, { queryP95Ms: 60 }),
+    row(60, 45, { queryP95Ms: 160, checkedOutPct: 75 }),
+  ];
+  const v = decideVerdict(inputs(rows));
+  assert.equal(v.firstLimit.resource, 'database');
+  assert.match(v.evidence.saturated[0]!, /query p95 160 ms \(51 ms at r020\)/);
+});
+
+test('generator-limited: an invalid plateau row is blamed on the generator, never the service', () => {
+  const rows = [
+    row(1000, 1000),
+    row(
+      2000,
+      1500,
+      { checkedOutPct: 100, waitingMax: 8, waitP95Ms: 200 },
+      { dropped: 812, invalid: 'the generator dropped 812 iterations' },
+    ),
+  ];
+  const v = decideVerdict(inputs(rows));
+  assert.equal(v.firstLimit.resource, 'generator');
+  assert.match(v.firstLimit.summary, /dropped 812/);
+  assert.equal(v.safeLimit.ratePerSec, 1000, 'an invalid row is never a safe limit');
+});
+
+test('no listed resource: throughput flattened, nothing saturated', () => {
+  const rows = [row(20, 20), row(40, 30, { checkedOutPct: 40 })];
+  const v = decideVerdict(inputs(rows));
+  assert.equal(v.firstLimit.resource, 'unlisted');
+  assert.match(v.firstLimit.summary, /no listed queue grew/);
+});
+
+test('no plateau within the steps: resource none, safe limit the top step', () => {
+  const v = decideVerdict(inputs([row(10, 10), row(20, 19.8), row(30, 29.9)]));
+  assert.equal(v.plateau, null);
+  assert.equal(v.firstLimit.resource, 'none');
+  assert.equal(v.safeLimit.ratePerSec, 30);
+  assert.match(v.overload, /not reached/);
+});
+
+test('unbounded queue (SHED=off): no errors, latency in seconds, the backlog and its drain time', () => {
+  const settings: ServiceSettings = {
+    poolMax: 4,
+    queueMax: null,
+    acquireTimeoutMs: null,
+    shed: false,
+    extra: {},
+  };
+  const slow = { latencyMs: { med: 4000, p95: 9300, p99: 9800, max: 9900 } };
+  const rows = [
+    row(40, 40, { checkedOutPct: 54 }),
+    row(80, 62, { checkedOutPct: 100, waitingMean: 140, waitingMax: 290, waitP95Ms: 8000 }, slow),
+    row(110, 62, { checkedOutPct: 100, waitingMean: 600, waitingMax: 960, waitP95Ms: 9000 }, slow),
+  ];
+  const timeline: TimelinePoint[] = [
+    {
+      t: 100,
+      step: 'r110',
+      served: 62,
+      shed: 0,
+      checkedOutMean: 4,
+      waitingMean: 950,
+      waitingMax: 960,
+      cpuPct: 30,
+    },
+    {
+      t: 101,
+      step: 'drain',
+      served: 62,
+      shed: 0,
+      checkedOutMean: 4,
+      waitingMean: 900,
+      waitingMax: 950,
+      cpuPct: 30,
+    },
+    ...Array.from({ length: 80 }, (_, i) => ({
+      t: 102 + i,
+      step: 'recovery',
+      served: 62,
+      shed: 0,
+      checkedOutMean: 4,
+      waitingMean: Math.max(0, 900 - 12 * (i + 1)),
+      waitingMax: Math.max(0, 900 - 12 * (i + 1)),
+      cpuPct: 30,
+    })),
+  ];
+  const v = decideVerdict(inputs(rows, { settings, timeline }));
+  assert.equal(v.firstLimit.resource, 'pool', 'waiting grew without bound');
+  assert.equal(
+    v.overload,
+    'no errors; p95 9.3 s: queueing; backlog 960 at the end of the ramp, drains in ~80 s at 50/s',
+  );
+  assert.equal(v.recovery.seconds, 75, 'first second with an empty queue: 900 − 12·75 = 0 at t = 176');
+  assert.equal(v.littlesLaw?.predictedQueueWaitMs, null, 'no queue cap, no prediction');
+  assert.equal(v.safeLimit.ratePerSec, 40);
+});
+
+test('without the server side the verdict says so', () => {
+  const rows = [row(20, 20, undefined), row(40, 25)].map((r) => ({
+    ...r,
+    server: null,
+    servedSource: 'client' as const,
+  }));
+  const v = decideVerdict(inputs(rows, { settings: null }));
+  assert.equal(v.firstLimit.resource, 'unlisted');
+  assert.match(v.notes.join(' '), /no server side/);
+  assert.equal(v.littlesLaw, null);
+});
+
+test('database slots: replicas × pool max must fit the ordinary slots', () => {
+  const v = decideVerdict(
+    inputs([row(10, 10)], {
+      database: {
+        kind: 'embedded',
+        serverVersion: '18.4',
+        maxConnections: 100,
+        superuserReservedConnections: 3,
+        reservedConnections: 0,
+        ordinarySlots: 97,
+      },
+    }),
+  );
+  assert.deepEqual(v.database, {
+    ordinarySlots: 97,
+    maxReplicas: 24,
+    summary: 'replicas x pool max <= 97 slots (at most 24 replicas of pool 4)',
+  });
+});
