@@ -16,6 +16,8 @@ export const POOL_SATURATED_PCT = 90;
 export const CPU_SATURATED_PCT = 85;
 /** Query time has risen when p95 reaches this multiple of the first step's. */
 export const QUERY_RISE = 1.5;
+/** A wait queue counts as empty below this time-weighted mean over a second. */
+export const EMPTY_QUEUE_MEAN = 0.1;
 
 export interface VerdictInputs {
   rows: SaturationRow[];
@@ -49,10 +51,11 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
   const plateauIndex = rateRows.findIndex((r) => r.servedPerSec < FOLLOWING_SHARE * r.sentPerSec);
   const plateauRow = plateauIndex >= 0 ? rateRows[plateauIndex]! : undefined;
   const beyond = plateauIndex >= 0 ? rateRows.slice(plateauIndex) : [];
-  const plateauServed =
-    beyond.length > 0
-      ? Math.max(...beyond.filter((r) => !r.invalid).map((r) => r.servedPerSec), plateauRow!.servedPerSec)
-      : 0;
+  // The served rate the service holds: the best any valid rate step reached (the knee's
+  // step often serves a little more than the overloaded ones after it).
+  const plateauServed = plateauRow
+    ? Math.max(plateauRow.servedPerSec, ...rateRows.filter((r) => !r.invalid).map((r) => r.servedPerSec))
+    : 0;
   const plateau = plateauRow
     ? { step: plateauRow.step, servedPerSec: plateauServed, offeredPerSec: plateauRow.offeredPerSec! }
     : null;
@@ -238,7 +241,9 @@ function recoveryFrom(timeline: TimelinePoint[], rows: SaturationRow[]): Verdict
     };
   }
   const start = timeline[rampEnd]!.t;
-  const clear = timeline.slice(rampEnd).find((p) => p.waitingMax === 0);
+  // Empty: under a tenth of a request waiting on average over the second (at a busy
+  // recovery rate a request may still wait for a moment now and then).
+  const clear = timeline.slice(rampEnd).find((p) => p.waitingMean < EMPTY_QUEUE_MEAN);
   if (!clear) return { seconds: null, summary: 'the wait queue never emptied within the run' };
   const seconds = clear.t - start;
   return { seconds, summary: `queue empty within ${seconds} s of the end of the ramp` };

@@ -4,6 +4,7 @@ import { isPlateauError } from '../contract/index.ts';
 import { registerAnalyze } from './commands/analyze.ts';
 import { registerBuild } from './commands/build.ts';
 import { registerEngine } from './commands/engine.ts';
+import { registerRun } from './commands/run.ts';
 import { registerServe } from './commands/serve.ts';
 import { EXIT_CODES, exitCodeFor } from './exit-codes.ts';
 import { shutdown } from './lifecycle.ts';
@@ -16,6 +17,7 @@ export function buildProgram(): Command {
     )
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
+  registerRun(program);
   registerServe(program);
   registerBuild(program);
   registerEngine(program);

@@ -1,0 +1,92 @@
+// `plateau run`: the main job, a capacity study end to end.
+import { relative } from 'node:path';
+import { type Command, Option } from 'commander';
+import { setSignalPolicy } from '../lifecycle.ts';
+import { runStudy, type StudyProgress } from '../study/study.ts';
+import { planStudy, type RunFlags, SETTABLE_KEYS, STUDY_DEFAULTS } from '../study/study-options.ts';
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+function progressLine(p: StudyProgress): string {
+  if (p.phase !== 'load') return `${p.phase}…`;
+  if (!p.step) return `load: ${p.secondsLeft ?? '?'} s left`;
+  return `step ${p.step}  ${p.secondsLeft} s left  served ${p.servedPerSec}/s  shed ${p.shedPerSec}/s  checked out ${p.checkedOut?.toFixed(1)}  waiting ${p.waiting?.toFixed(1)}`;
+}
+
+export function registerRun(program: Command): void {
+  program
+    .command('run')
+    .summary('run a capacity study end to end (the main job; npm start)')
+    .description(
+      `Starts an embedded PostgreSQL and the reference statement service (or uses --target),
+runs the stepped capacity ramp with the embedded engine (or k6), collects both sides into
+runs/<id>/, and prints the saturation table and the capacity record.
+
+It exits 0 when the study produced a verdict, even though the upper steps crossed their
+thresholds (finding that point is the purpose); non-zero only when the study could not be
+carried out (104 bad options, 105 interrupted, 1 a part failed).`,
+    )
+    .option('--steps <rates>', `target rates, requests/s (default ${STUDY_DEFAULTS.steps.join(',')})`)
+    .option('--hold <s>', `seconds per step (default ${STUDY_DEFAULTS.holdSeconds})`)
+    .option('--ramp <s>', `ramp at the start of each hold (default ${STUDY_DEFAULTS.rampSeconds})`)
+    .option('--recovery-rate <rate>', `rate after the ramp (default ${STUDY_DEFAULTS.recoveryRatePerSec})`)
+    .option('--recovery <s>', `seconds at the recovery rate (default ${STUDY_DEFAULTS.recoverySeconds})`)
+    .option('--jitter <s>', 'each arrival waits a random 0..s first (default 0: evenly spaced)')
+    .option('--p95-ms <ms>', `latency objective (default ${STUDY_DEFAULTS.p95Ms})`)
+    .option('--fail-rate <share>', `failure budget (default ${STUDY_DEFAULTS.failRate})`)
+    .option(
+      '--set <KEY=VALUE>',
+      `reference-service setting, repeatable (${SETTABLE_KEYS.join(', ')})`,
+      collect,
+      [],
+    )
+    .option(
+      '--target <url>',
+      'your own service instead of the reference one (its GET /steps is used if it answers)',
+    )
+    .option('--allow-remote-target', 'allow a --target that is not a loopback address')
+    .addOption(new Option('--engine <engine>', 'load engine').choices(['embedded', 'k6']).default(undefined))
+    .option('--k6-bin <path>', 'the k6 binary for --engine k6 (default: K6_BIN, then k6 on PATH)')
+    .option('--db <db>', "'embedded' (default) or a postgres:// URL (default: DATABASE_URL when set)")
+    .option('--out <dir>', 'where run directories go', STUDY_DEFAULTS.out)
+    .option('--quick', 'a ~30 s study (steps 20..100, 5 s holds) that still finds the plateau')
+    .option('--json', 'print analysis.json plus runDir to stdout, nothing else')
+    .option('-q, --quiet', 'no progress on stderr')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  plateau run --quick
+  plateau run --set POOL_MAX=8 --steps 40,80,120,160
+  plateau run --target http://127.0.0.1:8080 --steps 50,100,150 --hold 30
+  plateau run --engine k6 --k6-bin /usr/local/bin/k6`,
+    )
+    .action(async (flags: RunFlags) => {
+      const plan = planStudy(flags);
+      const stop = new AbortController();
+      setSignalPolicy({ exitCode: () => 105, onSignal: () => stop.abort() });
+      const interactive = process.stderr.isTTY === true && !plan.quiet;
+      const result = await runStudy(plan, {
+        signal: stop.signal,
+        onProgress: (p) => {
+          if (interactive) process.stderr.write(`\r\x1b[K${progressLine(p)}`);
+          else if (!plan.quiet && p.phase !== 'load') process.stderr.write(`${p.phase}\n`);
+        },
+      });
+      if (interactive) process.stderr.write('\r\x1b[K');
+      const where = relative(process.cwd(), result.runDir) || result.runDir;
+      if (plan.json) {
+        process.stdout.write(
+          `${JSON.stringify({ ...result.output?.analysis, runDir: result.runDir }, null, 2)}\n`,
+        );
+      } else if (result.output) {
+        process.stdout.write(
+          `${result.output.tableText}\n${result.output.record}\nrun directory: ${where}\n`,
+        );
+      }
+      if (result.manifest.status === 'interrupted') {
+        process.stderr.write(`interrupted: partial run kept in ${where} (plateau analyze ${where})\n`);
+      }
+      process.exitCode = result.exitCode;
+    });
+}

@@ -1,0 +1,339 @@
+// `plateau run` options → a validated study plan, every value with its source.
+import { isIP } from 'node:net';
+import type { ConfigProblem, SourcedValue, ValueSource } from '../../contract/index.ts';
+import { PlateauError } from '../../contract/index.ts';
+import { parseServiceConfig, SERVICE_ENV_KEYS } from '../../target-service/config.ts';
+
+/** The defaults of a study, in one place. */
+export const STUDY_DEFAULTS = {
+  steps: [20, 40, 60, 70, 80, 90, 110],
+  holdSeconds: 20,
+  rampSeconds: 2,
+  recoveryRatePerSec: 50,
+  recoverySeconds: 40,
+  jitterSeconds: 0,
+  p95Ms: 250,
+  failRate: 0.01,
+  engine: 'embedded' as 'embedded' | 'k6',
+  out: 'runs',
+};
+
+/** `--quick`: about 30 s that still crosses the default service's ~70/s ceiling. */
+export const QUICK_PROFILE = {
+  steps: [20, 40, 60, 80, 100],
+  holdSeconds: 5,
+  rampSeconds: 1,
+  recoverySeconds: 6,
+};
+
+/** Reference-service settings `--set` accepts (the ones a study may change). */
+export const SETTABLE_KEYS = SERVICE_ENV_KEYS.filter(
+  (k) => !['PORT', 'HOST', 'DATABASE_URL', 'INSTRUMENT'].includes(k),
+);
+
+/** The raw command-line options of `plateau run` (strings as commander gives them). */
+export interface RunFlags {
+  script?: string;
+  steps?: string;
+  hold?: string;
+  ramp?: string;
+  recoveryRate?: string;
+  recovery?: string;
+  jitter?: string;
+  p95Ms?: string;
+  failRate?: string;
+  set?: string[];
+  target?: string;
+  engine?: string;
+  k6Bin?: string;
+  db?: string;
+  out?: string;
+  quick?: boolean;
+  json?: boolean;
+  quiet?: boolean;
+  allowRemoteTarget?: boolean;
+}
+
+/** A study, fully decided. */
+export interface StudyPlan {
+  script: 'capacity';
+  steps: number[];
+  holdSeconds: number;
+  rampSeconds: number;
+  recoveryRatePerSec: number;
+  recoverySeconds: number;
+  jitterSeconds: number;
+  p95Ms: number;
+  failRate: number;
+  /** Reference-service env (POOL_MAX=…) from --set; empty for a user's own target. */
+  service: Record<string, string>;
+  /** The user's own service, or undefined for the reference service. */
+  target: string | undefined;
+  engine: 'embedded' | 'k6';
+  k6Bin: string;
+  /** 'embedded' or a postgres URL. */
+  db: string;
+  out: string;
+  json: boolean;
+  quiet: boolean;
+  /** Every value with where it came from, for run.json. */
+  sources: Record<string, SourcedValue>;
+}
+
+const LOOPBACK_NAMES = new Set(['localhost', 'ip6-localhost', 'ip6-loopback']);
+
+/** Whether a URL's host is a loopback address (127.0.0.0/8, ::1, localhost). */
+export function isLoopbackUrl(url: string): boolean {
+  let host: string;
+  try {
+    host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  } catch {
+    return false;
+  }
+  if (LOOPBACK_NAMES.has(host.toLowerCase())) return true;
+  if (isIP(host) === 4) return host.startsWith('127.');
+  if (isIP(host) === 6) return host === '::1' || host === '0:0:0:0:0:0:0:1';
+  return false;
+}
+
+/**
+ * Validates the flags (and K6_BIN/DATABASE_URL from `env`) into a plan. Every problem is
+ * reported at once in one PlateauError, so the CLI exits 104 before anything starts.
+ */
+export function planStudy(flags: RunFlags, env: Record<string, string | undefined> = process.env): StudyPlan {
+  const problems: ConfigProblem[] = [];
+  const sources: Record<string, SourcedValue> = {};
+  const quick = flags.quick === true;
+  const pick = <T extends string | number | boolean>(
+    name: string,
+    flagValue: T | undefined,
+    fallback: T,
+    quickValue?: T,
+  ): T => {
+    let value: T;
+    let source: ValueSource;
+    if (flagValue !== undefined) [value, source] = [flagValue, 'flag'];
+    else if (quick && quickValue !== undefined) [value, source] = [quickValue, 'flag'];
+    else [value, source] = [fallback, 'default'];
+    sources[name] = {
+      value: Array.isArray(value) ? (value as unknown[]).join(',') : value,
+      source,
+    } as SourcedValue;
+    return value;
+  };
+  const number = (
+    flag: string,
+    raw: string | undefined,
+    fallback: number,
+    quickValue: number | undefined,
+    min: number,
+    integer: boolean,
+  ) => {
+    if (raw === undefined) return pick(flag, undefined, fallback, quickValue);
+    const value = Number(raw);
+    if (
+      raw.trim() === '' ||
+      !Number.isFinite(value) ||
+      value < min ||
+      (integer && !Number.isInteger(value))
+    ) {
+      problems.push({
+        setting: flag,
+        message: `"${raw}" is not accepted`,
+        hint: `use ${integer ? 'a whole number' : 'a number'} of at least ${min}`,
+      });
+      return fallback;
+    }
+    return pick(flag, value, fallback);
+  };
+
+  let steps = STUDY_DEFAULTS.steps;
+  if (flags.steps !== undefined) {
+    const parts = flags.steps.split(',').map((p) => p.trim());
+    const values = parts.map(Number);
+    if (
+      !parts.every((p) => /^\d+$/.test(p)) ||
+      values.some((v) => v <= 0) ||
+      values.some((v, i) => i > 0 && v <= values[i - 1]!)
+    ) {
+      problems.push({
+        setting: '--steps',
+        message: `"${flags.steps}" is not accepted`,
+        hint: 'use strictly increasing whole rates, e.g. 20,40,60',
+      });
+    } else steps = values;
+  }
+  steps = pick(
+    '--steps',
+    flags.steps === undefined ? undefined : steps.join(','),
+    STUDY_DEFAULTS.steps.join(','),
+    QUICK_PROFILE.steps.join(','),
+  )
+    .split(',')
+    .map(Number);
+  const holdSeconds = number(
+    '--hold',
+    flags.hold,
+    STUDY_DEFAULTS.holdSeconds,
+    QUICK_PROFILE.holdSeconds,
+    1,
+    false,
+  );
+  const rampSeconds = number(
+    '--ramp',
+    flags.ramp,
+    STUDY_DEFAULTS.rampSeconds,
+    QUICK_PROFILE.rampSeconds,
+    0,
+    false,
+  );
+  if (holdSeconds <= rampSeconds) {
+    problems.push({
+      setting: '--hold',
+      message: `${holdSeconds} s is not longer than --ramp ${rampSeconds} s`,
+      hint: 'each hold must outlast its ramp',
+    });
+  }
+  const recoveryRatePerSec = number(
+    '--recovery-rate',
+    flags.recoveryRate,
+    STUDY_DEFAULTS.recoveryRatePerSec,
+    undefined,
+    0,
+    true,
+  );
+  const recoverySeconds = number(
+    '--recovery',
+    flags.recovery,
+    STUDY_DEFAULTS.recoverySeconds,
+    QUICK_PROFILE.recoverySeconds,
+    2,
+    false,
+  );
+  const jitterSeconds = number('--jitter', flags.jitter, STUDY_DEFAULTS.jitterSeconds, undefined, 0, false);
+  const p95Ms = number('--p95-ms', flags.p95Ms, STUDY_DEFAULTS.p95Ms, undefined, 0.001, false);
+  const failRate = number('--fail-rate', flags.failRate, STUDY_DEFAULTS.failRate, undefined, 0, false);
+  if (failRate > 1)
+    problems.push({
+      setting: '--fail-rate',
+      message: `${failRate} is above 1`,
+      hint: 'use a share, e.g. 0.01 for 1 %',
+    });
+
+  const script = pick('--script', flags.script, 'capacity');
+  if (script !== 'capacity') {
+    problems.push({
+      setting: '--script',
+      message: `"${script}" is not a study script`,
+      hint: 'plateau run runs the capacity ramp; use plateau check for the constant-rate check',
+    });
+  }
+
+  // The service: --set for the reference service, or --target for the user's own.
+  const service: Record<string, string> = {};
+  for (const entry of flags.set ?? []) {
+    const eq = entry.indexOf('=');
+    const key = eq < 0 ? entry : entry.slice(0, eq);
+    if (eq < 0 || !SETTABLE_KEYS.includes(key as (typeof SETTABLE_KEYS)[number])) {
+      problems.push({
+        setting: '--set',
+        message: `"${entry}" is not KEY=VALUE with a known key`,
+        hint: `keys: ${SETTABLE_KEYS.join(', ')}`,
+      });
+      continue;
+    }
+    service[key] = entry.slice(eq + 1);
+    sources[key] = { value: service[key]!, source: 'flag' };
+  }
+  const serviceProblems = parseServiceConfig(service).problems;
+  problems.push(...serviceProblems.map((p) => ({ ...p, setting: `--set ${p.setting}` })));
+  const target = flags.target;
+  if (target !== undefined) {
+    sources['--target'] = { value: target, source: 'flag' };
+    if (!/^https?:\/\/[^/]+/.test(target)) {
+      problems.push({
+        setting: '--target',
+        message: `"${target}" is not an http(s) URL`,
+        hint: 'e.g. --target http://127.0.0.1:8080',
+      });
+    } else if (!isLoopbackUrl(target) && flags.allowRemoteTarget !== true) {
+      problems.push({
+        setting: '--target',
+        message: `${new URL(target).hostname} is not a loopback address`,
+        hint: 'plateau sends load only to 127.0.0.1/::1 unless you pass --allow-remote-target, knowing the host can take it',
+      });
+    }
+    if (Object.keys(service).length > 0) {
+      problems.push({
+        setting: '--set',
+        message: 'applies to the reference service only',
+        hint: 'drop --set when using --target',
+      });
+    }
+  }
+
+  const engine = pick('--engine', flags.engine as 'embedded' | 'k6' | undefined, STUDY_DEFAULTS.engine);
+  if (engine !== 'embedded' && engine !== 'k6') {
+    problems.push({
+      setting: '--engine',
+      message: `"${engine}" is not an engine`,
+      hint: 'use embedded (default) or k6',
+    });
+  }
+  const k6Bin = flags.k6Bin ?? env.K6_BIN ?? 'k6';
+  sources['--k6-bin'] = { value: k6Bin, source: flags.k6Bin ? 'flag' : env.K6_BIN ? 'env' : 'default' };
+  let db = 'embedded';
+  if (flags.db !== undefined) db = flags.db;
+  else if (env.DATABASE_URL) db = env.DATABASE_URL;
+  sources['--db'] = {
+    value: db === 'embedded' ? 'embedded' : '<postgres url>',
+    source: flags.db ? 'flag' : env.DATABASE_URL ? 'env' : 'default',
+  };
+  if (db !== 'embedded' && !/^postgres(ql)?:\/\//.test(db)) {
+    problems.push({
+      setting: '--db',
+      message: 'is neither "embedded" nor a postgres:// URL',
+      hint: 'e.g. --db postgres://user:pass@127.0.0.1:5432/app',
+    });
+  }
+  const out = pick('--out', flags.out, STUDY_DEFAULTS.out);
+  if (problems.length > 0) throw PlateauError.invalidConfig(problems, 'options');
+  return {
+    script: 'capacity',
+    steps,
+    holdSeconds,
+    rampSeconds,
+    recoveryRatePerSec,
+    recoverySeconds,
+    jitterSeconds,
+    p95Ms,
+    failRate,
+    service,
+    target,
+    engine: engine as 'embedded' | 'k6',
+    k6Bin,
+    db,
+    out,
+    json: flags.json === true,
+    quiet: flags.quiet === true,
+    sources,
+  };
+}
+
+/** The capacity script's -e settings for a plan. */
+export function scriptEnv(plan: StudyPlan, baseUrl: string): Record<string, string> {
+  const maxRate = Math.max(...plan.steps, plan.recoveryRatePerSec);
+  return {
+    BASE_URL: baseUrl,
+    STEPS: plan.steps.join(','),
+    HOLD: String(plan.holdSeconds),
+    RAMP: String(plan.rampSeconds),
+    RECOVERY_RATE: String(plan.recoveryRatePerSec),
+    RECOVERY: String(plan.recoverySeconds),
+    JITTER: String(plan.jitterSeconds),
+    P95_MS: String(plan.p95Ms),
+    FAIL_RATE: String(plan.failRate),
+    PREALLOCATED_VUS: String(Math.max(50, Math.ceil(maxRate / 2))),
+    MAX_VUS: String(Math.max(1500, maxRate * 20)),
+  };
+}

@@ -1,0 +1,278 @@
+// One capacity study end to end: database → service → load → collect → analyse.
+import { execFileSync } from 'node:child_process';
+import { cpus, platform, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+import { type AnalysisOutput, analyzePath } from '../../analysis/analyze-run.ts';
+import { ERROR_CODES, PlateauError, type RunManifest, type ServerStepReport } from '../../contract/index.ts';
+import { writeFileAtomic } from '../../lib/atomic-write.ts';
+import { parseServiceConfig } from '../../target-service/config.ts';
+import { buildK6Scripts, PROJECT_ROOT } from '../build-scripts.ts';
+import { type Database, openDatabase } from '../db/database.ts';
+import { registerCleanup } from '../lifecycle.ts';
+import { type LoggedChild, spawnLogged, stopChild } from './child.ts';
+import { createRunDir, writeManifest } from './run-dir.ts';
+import { type StudyPlan, scriptEnv } from './study-options.ts';
+
+const BIN = fileURLToPath(new URL('../../bin/plateau.js', import.meta.url));
+
+/** What the study reports while it runs. */
+export interface StudyProgress {
+  phase: string;
+  step?: string;
+  secondsLeft?: number;
+  servedPerSec?: number;
+  shedPerSec?: number;
+  checkedOut?: number;
+  waiting?: number;
+}
+
+/** How a study ended. */
+export interface StudyResult {
+  runDir: string;
+  manifest: RunManifest;
+  output: AnalysisOutput | undefined;
+  /** 0 when a verdict was produced; the engine's code otherwise. */
+  exitCode: number;
+}
+
+function gitCommit(): string | null {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      cwd: PROJECT_ROOT,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+  } catch {
+    return null;
+  }
+}
+
+async function fetchSteps(url: string): Promise<ServerStepReport | undefined> {
+  try {
+    const res = await request(`${url}/steps`, { headersTimeout: 5000, bodyTimeout: 10_000 });
+    if (res.statusCode !== 200) {
+      await res.body.dump();
+      return undefined;
+    }
+    const body = (await res.body.json()) as ServerStepReport;
+    return body.kind === 'plateau.server-steps' ? body : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Runs a study. Resources stop in reverse order (engine, service, database) on success,
+ * failure and signals; everything gathered is written to the run directory, which is
+ * marked `interrupted` when `signal` aborts. The analysis runs on whatever was collected.
+ */
+export async function runStudy(
+  plan: StudyPlan,
+  options: { signal?: AbortSignal; onProgress?: (p: StudyProgress) => void } = {},
+): Promise<StudyResult> {
+  const { id, dir } = await createRunDir(plan.out);
+  const progress = options.onProgress ?? (() => undefined);
+  const serviceConfig = parseServiceConfig(plan.service).config;
+  const manifest: RunManifest = {
+    kind: 'plateau.run',
+    schemaVersion: 1,
+    id,
+    status: 'running',
+    startedAt: new Date().toISOString(),
+    endedAt: null,
+    config: plan.sources,
+    load: {
+      script: plan.script,
+      stepsPerSec: plan.steps,
+      holdSeconds: plan.holdSeconds,
+      rampSeconds: plan.rampSeconds,
+      recoveryRatePerSec: plan.recoveryRatePerSec,
+      recoverySeconds: plan.recoverySeconds,
+      jitterSeconds: plan.jitterSeconds,
+      p95Ms: plan.p95Ms,
+      failRate: plan.failRate,
+    },
+    service: plan.target
+      ? null
+      : {
+          POOL_MAX: serviceConfig.poolMax,
+          QUERY_MS: serviceConfig.queryMs,
+          PAYLOAD_KB: serviceConfig.payloadKb,
+          RENDER_FIRST: serviceConfig.renderFirst,
+          SHED: serviceConfig.shed,
+          QUEUE_MAX: serviceConfig.queueMax,
+          ACQUIRE_TIMEOUT_MS: serviceConfig.acquireTimeoutMs,
+        },
+    target: plan.target ?? 'reference statement service',
+    engine: { name: plan.engine, version: plan.engine === 'embedded' ? 'plateau-embedded' : 'unknown' },
+    database: null,
+    versions: { node: process.version, plateau: '0.1.0', gitCommit: gitCommit() },
+    machine: { cpus: cpus().length, memoryMb: Math.round(totalmem() / 1_048_576), platform: platform() },
+    reachedStep: null,
+    exitCode: null,
+    warnings: [],
+  };
+  await writeManifest(dir, manifest);
+
+  let db: Database | undefined;
+  let service: LoggedChild | undefined;
+  let load: LoggedChild | undefined;
+  let baseUrl = plan.target;
+  let failure: PlateauError | undefined;
+  let engineCode: number | undefined;
+  const unregister: (() => void)[] = [];
+  try {
+    if (!plan.target) {
+      progress({ phase: 'starting the database' });
+      db = await openDatabase({ databaseUrl: plan.db === 'embedded' ? undefined : plan.db });
+      unregister.push(registerCleanup({ name: 'database', stop: () => db!.stop() }));
+      manifest.database = db.info;
+      progress({ phase: 'starting the statement service' });
+      service = spawnLogged(
+        process.execPath,
+        [BIN, 'serve'],
+        { ...process.env, ...plan.service, PORT: '0', DATABASE_URL: db.url },
+        join(dir, 'service.log'),
+      );
+      unregister.push(
+        registerCleanup({ name: 'statement service', stop: async () => void (await stopChild(service!)) }),
+      );
+      const match = await service.waitFor(/listening on (http:\/\/\S+)/, 60_000).catch((error: Error) => {
+        throw new PlateauError(
+          ERROR_CODES.CHILD_FAILED,
+          `the statement service did not start (${error.message})`,
+          {
+            hint: `its log ends with:\n${service!.tail()}`,
+          },
+        );
+      });
+      baseUrl = match[1]!;
+    }
+    const url = baseUrl!;
+    // Reset the server-side buckets so they hold this run only (a service without /steps is fine).
+    await request(`${url}/steps/reset`, { method: 'POST' })
+      .then((r) => r.body.dump())
+      .catch(() => undefined);
+    const hasSteps = (await fetchSteps(url)) !== undefined;
+    if (!hasSteps)
+      manifest.warnings.push(`${url} does not answer GET /steps: the analysis will be client-side only`);
+
+    progress({ phase: 'bundling the k6 script' });
+    const [script] = await buildK6Scripts({
+      outDir: join(dir, 'script'),
+      entries: [join(PROJECT_ROOT, 'scripts', `${plan.script}.ts`)],
+    });
+    await writeManifest(dir, manifest);
+
+    const env = scriptEnv(plan, url);
+    const flags = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
+    const outputs = [
+      '--out',
+      `csv=${join(dir, 'k6.csv.gz')}`,
+      `--summary-export=${join(dir, 'summary.json')}`,
+    ];
+    const [command, args] =
+      plan.engine === 'embedded'
+        ? [process.execPath, [BIN, 'engine', 'run', script!.outFile, '-q', ...flags, ...outputs]]
+        : [plan.k6Bin, ['run', '--quiet', ...flags, ...outputs, script!.outFile]];
+    load = spawnLogged(
+      command,
+      args,
+      { ...process.env, K6_NO_USAGE_REPORT: 'true' },
+      join(dir, 'engine.log'),
+    );
+    unregister.push(
+      registerCleanup({
+        name: 'load engine',
+        stop: async () => void (await stopChild(load!, 'SIGINT', 20_000)),
+      }),
+    );
+
+    const totalSeconds = plan.steps.length * plan.holdSeconds + plan.recoverySeconds;
+    const startedMs = Date.now();
+    const onAbort = () => load?.child.kill('SIGINT');
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    const ticker = setInterval(async () => {
+      const report = hasSteps ? await fetchSteps(url) : undefined;
+      const last = report?.timeline.at(-1);
+      if (last?.step) manifest.reachedStep = last.step;
+      progress({
+        phase: 'load',
+        secondsLeft: Math.max(0, Math.round(totalSeconds - (Date.now() - startedMs) / 1000)),
+        ...(last
+          ? {
+              step: last.step ?? '',
+              servedPerSec: last.served,
+              shedPerSec: last.shed,
+              checkedOut: last.checkedOutMean,
+              waiting: last.waitingMean,
+            }
+          : {}),
+      });
+    }, 1000);
+    const targetDied = service?.exited.then((code) => code);
+    const first = await Promise.race([
+      load.exited.then((code) => ({ who: 'engine', code })),
+      ...(targetDied ? [targetDied.then((code) => ({ who: 'service', code }))] : []),
+    ]);
+    clearInterval(ticker);
+    options.signal?.removeEventListener('abort', onAbort);
+    if (first.who === 'service') {
+      await stopChild(load, 'SIGINT', 20_000);
+      throw new PlateauError(
+        ERROR_CODES.CHILD_FAILED,
+        `the statement service died during the load (exit ${first.code}) at step ${manifest.reachedStep ?? 'unknown'}`,
+        {
+          hint: `its log ends with:\n${service!.tail()}`,
+        },
+      );
+    }
+    engineCode = first.code;
+    if (engineCode === 127) {
+      throw new PlateauError(ERROR_CODES.CHILD_FAILED, `cannot run ${command}: ${load.tail(3)}`, {
+        hint:
+          plan.engine === 'k6'
+            ? 'install k6 (https://grafana.com/docs/k6/latest/set-up/install-k6/), set --k6-bin or K6_BIN, or use --engine embedded'
+            : 'see engine.log',
+      });
+    }
+    if (![0, 99, 105].includes(engineCode)) {
+      throw new PlateauError(ERROR_CODES.CHILD_FAILED, `the load engine failed (exit ${engineCode})`, {
+        hint: `engine.log ends with:\n${load.tail()}`,
+      });
+    }
+    progress({ phase: 'collecting the server side' });
+    const report = hasSteps ? await fetchSteps(url) : undefined;
+    if (report) await writeFileAtomic(join(dir, 'server.json'), `${JSON.stringify(report, null, 2)}\n`);
+  } catch (error) {
+    failure =
+      error instanceof PlateauError
+        ? error
+        : new PlateauError(ERROR_CODES.CHILD_FAILED, String((error as Error)?.message ?? error), {
+            cause: error,
+          });
+  } finally {
+    if (load) await stopChild(load, 'SIGINT', 20_000);
+    if (service) await stopChild(service);
+    await db?.stop();
+    for (const undo of unregister) undo();
+  }
+
+  const interrupted = options.signal?.aborted === true;
+  manifest.status = interrupted ? 'interrupted' : failure ? 'failed' : 'completed';
+  manifest.endedAt = new Date().toISOString();
+  manifest.exitCode = engineCode ?? null;
+  if (failure) manifest.warnings.push(failure.message);
+  await writeManifest(dir, manifest);
+
+  let output: AnalysisOutput | undefined;
+  try {
+    output = await analyzePath(dir);
+  } catch (error) {
+    if (!failure) failure = error as PlateauError;
+  }
+  if (failure && !interrupted) throw Object.assign(failure, { runDir: dir });
+  return { runDir: dir, manifest, output, exitCode: interrupted ? 105 : 0 };
+}
