@@ -118,8 +118,9 @@ export function recordFields(
       plateau && v.firstLimit.resource !== 'unlisted' && v.firstLimit.resource !== 'generator'
         ? `${v.firstLimit.resource}, ${num(plateau.servedPerSec)} served/s`
         : v.firstLimit.summary,
-    evidence:
-      v.evidence.saturated.length + v.evidence.flat.length > 0
+    evidence: !plateau
+      ? 'none needed: no plateau was reached'
+      : v.evidence.saturated.length + v.evidence.flat.length > 0
         ? `${v.evidence.saturated.join(', ') || 'nothing saturated'}; flat: ${v.evidence.flat.join(', ') || 'nothing'}`
         : 'no server-side evidence',
     confirmedBy: confirmedBy ?? 'not yet confirmed (plateau confirm <run-dir> --set …)',

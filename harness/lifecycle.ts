@@ -16,6 +16,12 @@ export interface SignalPolicy {
   exitCode: (signal: NodeJS.Signals) => number;
   /** Called once when the first signal arrives, before cleanups run. */
   onSignal?: (signal: NodeJS.Signals) => void;
+  /**
+   * Awaited after onSignal and before the cleanups: lets the running job stop itself in
+   * order (e.g. stop the load, collect the server side, then its service) and save what it
+   * gathered. Registered cleanups then stop whatever is left.
+   */
+  drain?: () => Promise<unknown>;
 }
 
 const cleanups: Cleanup[] = [];
@@ -70,14 +76,20 @@ function defaultOnError(name: string, error: unknown): void {
 function installHandlers(): void {
   if (installed) return;
   installed = true;
+  let signalled = false;
   const onSignal = (signal: NodeJS.Signals) => {
-    if (shuttingDown) {
+    if (signalled) {
       // A second Ctrl-C while stopping: stop waiting, but still leave nothing behind.
       runSyncCleanups();
       process.exit(policy.exitCode(signal));
     }
-    policy.onSignal?.(signal);
-    void shutdown().then(() => process.exit(policy.exitCode(signal)));
+    signalled = true;
+    void (async () => {
+      policy.onSignal?.(signal);
+      await policy.drain?.().catch(() => undefined);
+      await shutdown();
+      process.exit(policy.exitCode(signal));
+    })();
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);

@@ -3,7 +3,7 @@ import { type Command, Option } from 'commander';
 import { type ConfigProblem, ERROR_CODES, PlateauError } from '../../contract/index.ts';
 import { type OutputSpec, type Progress, runTest } from '../../engine/runner.ts';
 import { printSchedule } from '../../engine/schedule-report.ts';
-import { registerCleanup, setSignalPolicy } from '../lifecycle.ts';
+import { setSignalPolicy } from '../lifecycle.ts';
 
 const ENV_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
@@ -151,10 +151,8 @@ Examples:
           : {}),
       });
       // On SIGINT/SIGTERM the run stops starting iterations, writes what it gathered, then exits 105.
-      setSignalPolicy({ exitCode: () => 105, onSignal: () => stop.abort() });
-      const unregister = registerCleanup({ name: 'engine run', stop: async () => void (await running) });
+      setSignalPolicy({ exitCode: () => 105, onSignal: () => stop.abort(), drain: () => running });
       const result = await running;
-      unregister();
       if (interactive) process.stderr.write('\n');
       if (result.exitCode !== 0 && result.reason) process.stderr.write(`plateau engine: ${result.reason}\n`);
       process.exitCode = result.exitCode;

@@ -64,15 +64,20 @@ Examples:
     .action(async (flags: RunFlags) => {
       const plan = planStudy(flags);
       const stop = new AbortController();
-      setSignalPolicy({ exitCode: () => 105, onSignal: () => stop.abort() });
+      let finished: Promise<unknown> = Promise.resolve();
+      // On a signal the study stops the load, collects the server side, stops its service
+      // and database, marks the run interrupted and analyses it; then the process exits 105.
+      setSignalPolicy({ exitCode: () => 105, onSignal: () => stop.abort(), drain: () => finished });
       const interactive = process.stderr.isTTY === true && !plan.quiet;
-      const result = await runStudy(plan, {
+      const running = runStudy(plan, {
         signal: stop.signal,
         onProgress: (p) => {
           if (interactive) process.stderr.write(`\r\x1b[K${progressLine(p)}`);
           else if (!plan.quiet && p.phase !== 'load') process.stderr.write(`${p.phase}\n`);
         },
       });
+      finished = running;
+      const result = await running;
       if (interactive) process.stderr.write('\r\x1b[K');
       const where = relative(process.cwd(), result.runDir) || result.runDir;
       if (plan.json) {

@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { isPlateauError } from '../../contract/index.ts';
+import { isLoopbackUrl, planStudy, QUICK_PROFILE, scriptEnv } from './study-options.ts';
+
+function problems(flags: Parameters<typeof planStudy>[0], env: Record<string, string> = {}): string[] {
+  try {
+    planStudy(flags, env);
+  } catch (error) {
+    assert.ok(isPlateauError(error));
+    assert.equal(error.code, 'PLATEAU_INVALID_CONFIG');
+    return error.problems.map((p) => p.setting);
+  }
+  return [];
+}
+
+test('defaults and --quick, each value with its source', () => {
+  const plan = planStudy({}, {});
+  assert.deepEqual(plan.steps, [20, 40, 60, 70, 80, 90, 110]);
+  assert.equal(plan.sources['--hold']?.source, 'default');
+  const quick = planStudy({ quick: true }, {});
+  assert.deepEqual(quick.steps, QUICK_PROFILE.steps);
+  assert.equal(quick.holdSeconds, QUICK_PROFILE.holdSeconds);
+  const flagged = planStudy(
+    { quick: true, hold: '8', set: ['POOL_MAX=8'] },
+    { DATABASE_URL: 'postgres://u:p@127.0.0.1/x' },
+  );
+  assert.equal(flagged.holdSeconds, 8, 'a flag beats --quick');
+  assert.deepEqual(flagged.service, { POOL_MAX: '8' });
+  assert.equal(flagged.sources.POOL_MAX?.source, 'flag');
+  assert.equal(flagged.db, 'postgres://u:p@127.0.0.1/x');
+  assert.equal(flagged.sources['--db']?.source, 'env');
+  assert.equal(
+    flagged.sources['--db']?.value,
+    '<postgres url>',
+    'the URL (and its password) is not recorded',
+  );
+});
+
+test('bad options are all reported at once, before anything starts', () => {
+  assert.deepEqual(
+    problems({
+      steps: '40,20',
+      hold: '0',
+      set: ['NOPE=1', 'POOL_MAX=0'],
+      engine: 'jmeter',
+      db: 'mysql://x',
+      failRate: '2',
+    }).sort(),
+    ['--db', '--engine', '--fail-rate', '--hold', '--set', '--set POOL_MAX', '--steps'].sort(),
+  );
+});
+
+test('load goes only to loopback unless --allow-remote-target', () => {
+  for (const url of ['http://127.0.0.1:8080', 'http://127.9.9.9', 'http://localhost:1', 'http://[::1]:80']) {
+    assert.equal(isLoopbackUrl(url), true, url);
+  }
+  for (const url of ['http://10.0.0.5', 'http://192.168.1.2', 'https://example.com', 'http://0.0.0.0']) {
+    assert.equal(isLoopbackUrl(url), false, url);
+  }
+  assert.deepEqual(problems({ target: 'http://10.0.0.5:80' }), ['--target']);
+  assert.equal(
+    planStudy({ target: 'http://10.0.0.5:80', allowRemoteTarget: true }, {}).target,
+    'http://10.0.0.5:80',
+  );
+  assert.deepEqual(problems({ target: 'http://127.0.0.1:8080', set: ['POOL_MAX=8'] }), ['--set']);
+});
+
+test('the script gets the plan as -e settings, with VUs sized to the top rate', () => {
+  const env = scriptEnv(planStudy({ steps: '100,2000', hold: '10', ramp: '2' }, {}), 'http://127.0.0.1:9');
+  assert.equal(env.STEPS, '100,2000');
+  assert.equal(env.HOLD, '10');
+  assert.equal(env.BASE_URL, 'http://127.0.0.1:9');
+  assert.equal(env.PREALLOCATED_VUS, '1000');
+  assert.equal(env.MAX_VUS, '40000');
+});

@@ -1,0 +1,179 @@
+// `plateau run` end to end: embedded PostgreSQL, the reference service, the embedded engine.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import type { AnalysisResult, RunManifest } from '../contract/index.ts';
+import { processesMatching, waitFor } from './helpers/processes.ts';
+import { startTestServer } from './helpers/test-server.ts';
+
+const bin = fileURLToPath(new URL('../bin/plateau.js', import.meta.url));
+const fakeK6 = fileURLToPath(new URL('./fixtures/fake-k6/k6', import.meta.url));
+const out = await mkdtemp(join(tmpdir(), 'plateau-runs-'));
+after(() => rm(out, { recursive: true, force: true }));
+
+function plateau(
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; onStart?: (c: ReturnType<typeof spawn>) => void } = {},
+) {
+  const child = spawn(process.execPath, [bin, ...args], {
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  options.onStart?.(child);
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.on('exit', (code) => resolve({ code, stdout, stderr })),
+  );
+}
+
+test('POOL_MAX=2, 50 ms queries: the study names the pool, with the plateau near 2 ÷ 0.05 s = 40/s', async () => {
+  const result = await plateau([
+    'run',
+    '--set',
+    'POOL_MAX=2',
+    '--steps',
+    '20,30,40,50,60',
+    '--hold',
+    '3',
+    '--ramp',
+    '1',
+    '--recovery',
+    '4',
+    '--recovery-rate',
+    '10',
+    '--json',
+    '--out',
+    out,
+  ]);
+  assert.equal(result.code, 0, result.stderr);
+  const analysis = JSON.parse(result.stdout) as AnalysisResult & { runDir: string };
+  assert.equal(analysis.verdict.firstLimit.resource, 'pool', JSON.stringify(analysis.verdict, null, 1));
+  const served = analysis.verdict.plateau?.servedPerSec ?? 0;
+  assert.ok(served >= 28 && served <= 44, `plateau ${served}/s`);
+  assert.ok((analysis.verdict.safeLimit.ratePerSec ?? 0) <= 40);
+  for (const file of [
+    'run.json',
+    'k6.csv.gz',
+    'summary.json',
+    'server.json',
+    'analysis.json',
+    'record.txt',
+    'table.md',
+    'engine.log',
+    'service.log',
+  ]) {
+    assert.ok(existsSync(join(analysis.runDir, file)), `${file} in the run directory`);
+  }
+  const manifest = JSON.parse(await readFile(join(analysis.runDir, 'run.json'), 'utf8')) as RunManifest;
+  assert.equal(manifest.status, 'completed');
+  assert.equal(manifest.config.POOL_MAX?.source, 'flag');
+  assert.equal(manifest.config['--hold']?.value, 3);
+  assert.ok((manifest.database?.ordinarySlots ?? 0) > 0);
+  assert.match(await readFile(join(analysis.runDir, 'record.txt'), 'utf8'), /^first limit: {3}pool, /m);
+});
+
+test('--engine k6 drives a k6 binary with the same flags and collects its files', async () => {
+  const server = await startTestServer();
+  const log = join(out, 'fake-k6-args.ndjson');
+  const result = await plateau(
+    [
+      'run',
+      '--engine',
+      'k6',
+      '--k6-bin',
+      fakeK6,
+      '--target',
+      server.url,
+      '--steps',
+      '5,10',
+      '--hold',
+      '2',
+      '--ramp',
+      '1',
+      '--recovery',
+      '2',
+      '--out',
+      out,
+    ],
+    { env: { FAKE_K6_LOG: log } },
+  );
+  assert.equal(result.code, 0, result.stderr);
+  const args = JSON.parse((await readFile(log, 'utf8')).trim()) as string[];
+  assert.equal(args[0], 'run');
+  assert.ok(args.includes(`BASE_URL=${server.url}`));
+  assert.ok(args.includes('STEPS=5,10'));
+  assert.match(result.stdout, /r005 +5 +5 +5/);
+  assert.match(result.stdout, /no server side/);
+});
+
+test('a missing k6 binary is named, with how to install it or use the embedded engine', async () => {
+  const server = await startTestServer();
+  const result = await plateau([
+    'run',
+    '--engine',
+    'k6',
+    '--k6-bin',
+    '/nonexistent/k6',
+    '--target',
+    server.url,
+    '--quick',
+    '--out',
+    out,
+  ]);
+  assert.equal(result.code, 1);
+  assert.match(result.stderr, /cannot run \/nonexistent\/k6/);
+  assert.match(result.stderr, /install k6|--engine embedded/);
+});
+
+test('bad options and a remote target exit 104 before anything starts', async () => {
+  const before = await readdir(out);
+  const result = await plateau([
+    'run',
+    '--steps',
+    '40,20',
+    '--hold',
+    '0',
+    '--set',
+    'NOPE=1',
+    '--target',
+    'http://192.168.1.10',
+    '--out',
+    out,
+  ]);
+  assert.equal(result.code, 104);
+  for (const word of ['--steps', '--hold', '--set', '--target', 'loopback'])
+    assert.match(result.stderr, new RegExp(word));
+  assert.deepEqual(await readdir(out), before, 'no run directory was created');
+});
+
+test('SIGINT mid-study: exit 105, an interrupted and analysable run, no orphan process', async () => {
+  const postgresBefore = processesMatching('plateau-pg-').length;
+  const result = await plateau(['run', '--quick', '--out', out, '-q'], {
+    onStart: (child) => {
+      setTimeout(() => child.kill('SIGINT'), 9000);
+    },
+  });
+  assert.equal(result.code, 105, result.stderr);
+  const dir = /partial run kept in (\S+)/.exec(result.stderr)?.[1];
+  assert.ok(dir, result.stderr);
+  const manifest = JSON.parse(await readFile(join(dir, 'run.json'), 'utf8')) as RunManifest;
+  assert.equal(manifest.status, 'interrupted');
+  assert.ok(existsSync(join(dir, 'analysis.json')), 'the partial run was analysed');
+  assert.ok(
+    await waitFor(() => processesMatching('plateau-pg-').length <= postgresBefore, 10_000),
+    'no postgres left',
+  );
+  assert.equal(processesMatching(`${bin} serve`).length, 0, 'no service left');
+});
