@@ -2,13 +2,13 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
+import { k6RealFixtures } from '../test/helpers/shared-fixtures.ts';
 import type { ClientSample } from './client-sample.ts';
 import { readK6Csv } from './k6-csv.ts';
 import { readK6Ndjson } from './k6-ndjson.ts';
 
-const DIR = fileURLToPath(new URL('../../shared/fixtures/k6-real/', import.meta.url));
+const DIR = k6RealFixtures();
 
 /** Counts http_reqs rows and their statuses with csv-parse's sync API: another code path. */
 function independentCsvCounts(file: string): { requests: number; statuses: Record<string, number> } {

@@ -2,12 +2,12 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { parse } from 'csv-parse/sync';
 import { runScript, writeScript } from './helpers/engine.ts';
+import { k6RealFixtures } from './helpers/shared-fixtures.ts';
 import { startTestServer } from './helpers/test-server.ts';
 
-const FIXTURES = fileURLToPath(new URL('../../shared/fixtures/k6-real/', import.meta.url));
+const FIXTURES = k6RealFixtures();
 const NEWEST_CSV = 'k6-v0.43_2023_csv_metadata-col_named-scenarios_quoted-checks.csv';
 
 /** The tag columns a row fills, ignoring columns that depend on the target (TLS) or script. */
