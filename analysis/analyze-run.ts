@@ -220,3 +220,15 @@ export async function analyzePath(path: string): Promise<AnalysisOutput & { runD
   await writeFileAtomic(join(path, 'table.md'), output.tableMarkdown);
   return { ...output, runDir: path };
 }
+
+/** A run directory's analysis (recomputed when analysis.json is missing) and manifest. */
+export async function readRun(
+  dir: string,
+): Promise<{ analysis: AnalysisResult; manifest: RunManifest | undefined; dir: string }> {
+  const manifest = await readJson<RunManifest>(join(dir, 'run.json'), 'plateau.run');
+  const existing = await readJson<AnalysisResult>(join(dir, 'analysis.json'), 'plateau.analysis').catch(
+    () => undefined,
+  );
+  const analysis = existing ?? (await analyzePath(dir)).analysis;
+  return { analysis, manifest, dir };
+}

@@ -3,6 +3,8 @@ import { Command, CommanderError } from 'commander';
 import { isPlateauError } from '../contract/index.ts';
 import { registerAnalyze } from './commands/analyze.ts';
 import { registerBuild } from './commands/build.ts';
+import { registerCompare } from './commands/compare.ts';
+import { registerConfirm } from './commands/confirm.ts';
 import { registerEngine } from './commands/engine.ts';
 import { registerRun } from './commands/run.ts';
 import { registerServe } from './commands/serve.ts';
@@ -22,6 +24,8 @@ export function buildProgram(): Command {
   registerBuild(program);
   registerEngine(program);
   registerAnalyze(program);
+  registerConfirm(program);
+  registerCompare(program);
   return program;
 }
 

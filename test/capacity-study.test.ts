@@ -38,6 +38,8 @@ function plateau(
   );
 }
 
+let poolRun: string | undefined;
+
 test('POOL_MAX=2, 50 ms queries: the study names the pool, with the plateau near 2 ÷ 0.05 s = 40/s', async () => {
   const result = await plateau([
     'run',
@@ -59,6 +61,7 @@ test('POOL_MAX=2, 50 ms queries: the study names the pool, with the plateau near
   ]);
   assert.equal(result.code, 0, result.stderr);
   const analysis = JSON.parse(result.stdout) as AnalysisResult & { runDir: string };
+  poolRun = analysis.runDir;
   assert.equal(analysis.verdict.firstLimit.resource, 'pool', JSON.stringify(analysis.verdict, null, 1));
   const served = analysis.verdict.plateau?.servedPerSec ?? 0;
   assert.ok(served >= 28 && served <= 44, `plateau ${served}/s`);
@@ -82,6 +85,43 @@ test('POOL_MAX=2, 50 ms queries: the study names the pool, with the plateau near
   assert.equal(manifest.config['--hold']?.value, 3);
   assert.ok((manifest.database?.ordinarySlots ?? 0) > 0);
   assert.match(await readFile(join(analysis.runDir, 'record.txt'), 'utf8'), /^first limit: {3}pool, /m);
+});
+
+test('confirm with POOL_MAX=4 alone moves the plateau by roughly 2x and says so in the record', async () => {
+  assert.ok(poolRun, 'the POOL_MAX=2 study ran first');
+  const result = await plateau([
+    'confirm',
+    poolRun,
+    '--set',
+    'POOL_MAX=4',
+    '--steps',
+    '40,60,80,100,120',
+    '--out',
+    out,
+    '--json',
+    '-q',
+  ]);
+  assert.equal(result.code, 0, result.stderr);
+  const comparison = JSON.parse(result.stdout) as {
+    ratio: number;
+    confirmedBy: string | null;
+    changes: { key: string }[];
+    runDir: string;
+  };
+  assert.deepEqual(
+    comparison.changes.map((c) => c.key).filter((k) => k !== 'steps'),
+    ['POOL_MAX'],
+    'only the pool changed',
+  );
+  assert.ok(comparison.ratio >= 1.5 && comparison.ratio <= 2.6, `ratio ${comparison.ratio}`);
+  assert.match(comparison.confirmedBy ?? '', /^POOL_MAX 2 -> 4 alone moved the plateau to/);
+  const record = await readFile(join(comparison.runDir, 'record.txt'), 'utf8');
+  assert.match(record, /^confirmed by: {2}POOL_MAX 2 -> 4 alone moved the plateau/m);
+  const manifest = JSON.parse(await readFile(join(comparison.runDir, 'run.json'), 'utf8')) as RunManifest;
+  assert.equal(manifest.config['--hold']?.source, 'manifest', 'everything else came from the first run');
+  const compared = await plateau(['compare', poolRun, comparison.runDir]);
+  assert.equal(compared.code, 0);
+  assert.match(compared.stdout, /changed: {7}POOL_MAX 2 -> 4/);
 });
 
 test('--engine k6 drives a k6 binary with the same flags and collects its files', async () => {

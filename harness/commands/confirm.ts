@@ -1,0 +1,124 @@
+// `plateau confirm`: rerun a study changing only the suspect resource, and compare.
+import { join, relative } from 'node:path';
+import type { Command } from 'commander';
+import { readRun } from '../../analysis/analyze-run.ts';
+import { compareRuns, renderComparison } from '../../analysis/compare.ts';
+import { renderRecord } from '../../analysis/render.ts';
+import { ERROR_CODES, PlateauError, type RunManifest } from '../../contract/index.ts';
+import { writeFileAtomic } from '../../lib/atomic-write.ts';
+import { setSignalPolicy } from '../lifecycle.ts';
+import { runStudy } from '../study/study.ts';
+import { planStudy, type RunFlags } from '../study/study-options.ts';
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/** The flags that reproduce a run from its manifest, with `overrides` on top. */
+export function flagsFromManifest(manifest: RunManifest, overrides: RunFlags): RunFlags {
+  const load = manifest.load;
+  const inherited: RunFlags = {
+    steps: load.stepsPerSec.join(','),
+    hold: String(load.holdSeconds),
+    ramp: String(load.rampSeconds),
+    recoveryRate: String(load.recoveryRatePerSec),
+    recovery: String(load.recoverySeconds),
+    jitter: String(load.jitterSeconds),
+    p95Ms: String(load.p95Ms),
+    failRate: String(load.failRate),
+    engine: manifest.engine.name,
+  };
+  const service: Record<string, string> = {};
+  for (const [key, value] of Object.entries(manifest.service ?? {})) {
+    service[key] = typeof value === 'boolean' ? (value ? 'on' : 'off') : String(value);
+  }
+  for (const entry of overrides.set ?? []) {
+    const eq = entry.indexOf('=');
+    service[eq < 0 ? entry : entry.slice(0, eq)] = eq < 0 ? '' : entry.slice(eq + 1);
+  }
+  const merged: RunFlags = { ...inherited };
+  for (const [key, value] of Object.entries(overrides) as [keyof RunFlags, unknown][]) {
+    if (value !== undefined && key !== 'set') (merged as Record<string, unknown>)[key] = value;
+  }
+  if (manifest.service) merged.set = Object.entries(service).map(([k, v]) => `${k}=${v}`);
+  else merged.target ??= manifest.target;
+  return merged;
+}
+
+export function registerConfirm(program: Command): void {
+  program
+    .command('confirm')
+    .argument('<run-dir>', 'the run whose first limit to confirm')
+    .summary('rerun a study changing only the suspect resource, and compare')
+    .description(
+      `Reruns the study with every setting taken from <run-dir>'s manifest except what you
+change (usually one --set), compares the two runs and writes the "confirmed by" line into
+the new run's record. A limit is confirmed when changing it alone moved the plateau.`,
+    )
+    .option(
+      '--set <KEY=VALUE>',
+      'the change, e.g. POOL_MAX=8 (repeatable, but change one thing)',
+      collect,
+      [],
+    )
+    .option('--steps <rates>', 'new steps (a higher ceiling needs higher steps)')
+    .option('--hold <s>', 'seconds per step')
+    .option('--ramp <s>', 'ramp at the start of each hold')
+    .option('--out <dir>', 'where run directories go', 'runs')
+    .option('--json', 'print the comparison as JSON')
+    .option('-q, --quiet', 'no progress on stderr')
+    .addHelpText(
+      'after',
+      '\nExample:\n  plateau confirm runs/20261201-101500-ab12 --set POOL_MAX=8 --steps 40,80,120,160',
+    )
+    .action(async (runDir: string, flags: RunFlags) => {
+      const before = await readRun(runDir);
+      if (!before.manifest) {
+        throw new PlateauError(ERROR_CODES.INPUT, `${runDir} has no run.json to rerun from`, {
+          hint: 'confirm needs a run directory written by plateau run',
+        });
+      }
+      const plan = planStudy(flagsFromManifest(before.manifest, flags));
+      for (const [key, value] of Object.entries(plan.sources)) {
+        const given =
+          key === '--steps'
+            ? flags.steps
+            : key === '--hold'
+              ? flags.hold
+              : key === '--ramp'
+                ? flags.ramp
+                : undefined;
+        if (given === undefined && !(flags.set ?? []).some((s) => s.startsWith(`${key}=`)))
+          value.source = 'manifest';
+      }
+      const stop = new AbortController();
+      let finished: Promise<unknown> = Promise.resolve();
+      setSignalPolicy({ exitCode: () => 105, onSignal: () => stop.abort(), drain: () => finished });
+      const running = runStudy(plan, {
+        signal: stop.signal,
+        onProgress: (p) => {
+          if (!plan.quiet && p.phase !== 'load') process.stderr.write(`${p.phase}\n`);
+        },
+      });
+      finished = running;
+      const result = await running;
+      if (!result.output) return;
+      const comparison = compareRuns(before, { analysis: result.output.analysis, manifest: result.manifest });
+      const record = renderRecord(
+        result.output.analysis,
+        result.manifest,
+        comparison.confirmedBy ?? undefined,
+      );
+      await writeFileAtomic(join(result.runDir, 'record.txt'), record);
+      await writeFileAtomic(
+        join(result.runDir, 'comparison.json'),
+        `${JSON.stringify({ runA: before.dir, runB: result.runDir, ...comparison }, null, 2)}\n`,
+      );
+      if (plan.json) {
+        process.stdout.write(`${JSON.stringify({ ...comparison, runDir: result.runDir }, null, 2)}\n`);
+      } else {
+        process.stdout.write(
+          `${result.output.tableText}\n${record}\n${renderComparison(comparison)}\nrun directory: ${relative(process.cwd(), result.runDir)}\n`,
+        );
+      }
+      process.exitCode = result.exitCode;
+    });
+}
