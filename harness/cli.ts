@@ -3,8 +3,10 @@ import { Command, CommanderError } from 'commander';
 import { isPlateauError } from '../contract/index.ts';
 import { registerAnalyze } from './commands/analyze.ts';
 import { registerBuild } from './commands/build.ts';
+import { registerCheck } from './commands/check.ts';
 import { registerCompare } from './commands/compare.ts';
 import { registerConfirm } from './commands/confirm.ts';
+import { registerDb } from './commands/db.ts';
 import { registerEngine } from './commands/engine.ts';
 import { registerRun } from './commands/run.ts';
 import { registerServe } from './commands/serve.ts';
@@ -21,11 +23,13 @@ export function buildProgram(): Command {
     .exitOverride();
   registerRun(program);
   registerServe(program);
+  registerDb(program);
   registerBuild(program);
   registerEngine(program);
   registerAnalyze(program);
   registerConfirm(program);
   registerCompare(program);
+  registerCheck(program);
   return program;
 }
 

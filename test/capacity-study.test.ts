@@ -124,6 +124,75 @@ test('confirm with POOL_MAX=4 alone moves the plateau by roughly 2x and says so 
   assert.match(compared.stdout, /changed: {7}POOL_MAX 2 -> 4/);
 });
 
+test('check passes at a low rate and fails with exit 99 far above the plateau, with JUnit', async () => {
+  assert.ok(poolRun, 'the POOL_MAX=2 study ran first');
+  const pass = await plateau([
+    'check',
+    '--rate',
+    '10',
+    '--duration',
+    '3',
+    '--set',
+    'POOL_MAX=2',
+    '--out',
+    out,
+    '-q',
+  ]);
+  assert.equal(pass.code, 0, pass.stderr);
+  assert.match(pass.stdout, /✓ dropped_iterations: count==0/);
+  assert.match(pass.stdout, /: pass/);
+  const junit = join(out, 'check.xml');
+  const fail = await plateau([
+    'check',
+    '--record',
+    poolRun,
+    '--rate',
+    '120',
+    '--duration',
+    '3',
+    '--junit',
+    junit,
+    '--out',
+    out,
+    '-q',
+  ]);
+  assert.equal(fail.code, 104, 'exactly one of --record and --rate');
+  const crossed = await plateau([
+    'check',
+    '--rate',
+    '120',
+    '--duration',
+    '3',
+    '--set',
+    'POOL_MAX=2',
+    '--junit',
+    junit,
+    '--out',
+    out,
+    '-q',
+  ]);
+  assert.equal(crossed.code, 99, crossed.stderr);
+  const xml = await readFile(junit, 'utf8');
+  assert.match(xml, /<testsuites name="plateau check" tests="3" failures="[12]">/);
+  assert.match(xml, /<failure message="http_req_failed: rate&#60;0.01 crossed/);
+  // At the recorded limit a 3 s check may pass or just cross p95 (the pool is ~80% busy
+  // there); what matters here is that the rate comes from the record.
+  const recorded = await plateau([
+    'check',
+    '--record',
+    poolRun,
+    '--duration',
+    '3',
+    '--out',
+    out,
+    '-q',
+    '--json',
+  ]);
+  assert.ok(recorded.code === 0 || recorded.code === 99, recorded.stderr);
+  const analysis = JSON.parse(await readFile(join(poolRun, 'analysis.json'), 'utf8')) as AnalysisResult;
+  assert.equal(JSON.parse(recorded.stdout).ratePerSec, analysis.verdict.safeLimit.ratePerSec);
+});
+
 test('--engine k6 drives a k6 binary with the same flags and collects its files', async () => {
   const server = await startTestServer();
   const log = join(out, 'fake-k6-args.ndjson');

@@ -2,20 +2,16 @@
 import { execFileSync } from 'node:child_process';
 import { cpus, platform, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { type AnalysisOutput, analyzePath } from '../../analysis/analyze-run.ts';
 import { ERROR_CODES, PlateauError, type RunManifest, type ServerStepReport } from '../../contract/index.ts';
 import { writeFileAtomic } from '../../lib/atomic-write.ts';
 import { parseServiceConfig } from '../../target-service/config.ts';
 import { buildK6Scripts, PROJECT_ROOT } from '../build-scripts.ts';
-import { type Database, openDatabase } from '../db/database.ts';
-import { registerCleanup } from '../lifecycle.ts';
-import { type LoggedChild, spawnLogged, stopChild } from './child.ts';
+import { type LoggedChild, stopChild } from './child.ts';
 import { createRunDir, writeManifest } from './run-dir.ts';
 import { type StudyPlan, scriptEnv } from './study-options.ts';
-
-const BIN = fileURLToPath(new URL('../../bin/plateau.js', import.meta.url));
+import { loadFailure, type ReferenceTarget, startLoad, startReferenceTarget } from './target.ts';
 
 /** What the study reports while it runs. */
 export interface StudyProgress {
@@ -116,39 +112,21 @@ export async function runStudy(
   };
   await writeManifest(dir, manifest);
 
-  let db: Database | undefined;
-  let service: LoggedChild | undefined;
+  let target: ReferenceTarget | undefined;
   let load: LoggedChild | undefined;
   let baseUrl = plan.target;
   let failure: PlateauError | undefined;
   let engineCode: number | undefined;
-  const unregister: (() => void)[] = [];
   try {
     if (!plan.target) {
-      progress({ phase: 'starting the database' });
-      db = await openDatabase({ databaseUrl: plan.db === 'embedded' ? undefined : plan.db });
-      unregister.push(registerCleanup({ name: 'database', stop: () => db!.stop() }));
-      manifest.database = db.info;
-      progress({ phase: 'starting the statement service' });
-      service = spawnLogged(
-        process.execPath,
-        [BIN, 'serve'],
-        { ...process.env, ...plan.service, PORT: '0', DATABASE_URL: db.url },
-        join(dir, 'service.log'),
-      );
-      unregister.push(
-        registerCleanup({ name: 'statement service', stop: async () => void (await stopChild(service!)) }),
-      );
-      const match = await service.waitFor(/listening on (http:\/\/\S+)/, 60_000).catch((error: Error) => {
-        throw new PlateauError(
-          ERROR_CODES.CHILD_FAILED,
-          `the statement service did not start (${error.message})`,
-          {
-            hint: `its log ends with:\n${service!.tail()}`,
-          },
-        );
+      target = await startReferenceTarget({
+        db: plan.db,
+        service: plan.service,
+        dir,
+        progress: (phase) => progress({ phase }),
       });
-      baseUrl = match[1]!;
+      manifest.database = target.database.info;
+      baseUrl = target.url;
     }
     const url = baseUrl!;
     // Reset the server-side buckets so they hold this run only (a service without /steps is fine).
@@ -166,29 +144,16 @@ export async function runStudy(
     });
     await writeManifest(dir, manifest);
 
-    const env = scriptEnv(plan, url);
-    const flags = Object.entries(env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
-    const outputs = [
-      '--out',
-      `csv=${join(dir, 'k6.csv.gz')}`,
-      `--summary-export=${join(dir, 'summary.json')}`,
-    ];
-    const [command, args] =
-      plan.engine === 'embedded'
-        ? [process.execPath, [BIN, 'engine', 'run', script!.outFile, '-q', ...flags, ...outputs]]
-        : [plan.k6Bin, ['run', '--quiet', ...flags, ...outputs, script!.outFile]];
-    load = spawnLogged(
-      command,
-      args,
-      { ...process.env, K6_NO_USAGE_REPORT: 'true' },
-      join(dir, 'engine.log'),
-    );
-    unregister.push(
-      registerCleanup({
-        name: 'load engine',
-        stop: async () => void (await stopChild(load!, 'SIGINT', 20_000)),
-      }),
-    );
+    const started = startLoad({
+      engine: plan.engine,
+      k6Bin: plan.k6Bin,
+      script: script!.outFile,
+      env: scriptEnv(plan, url),
+      csv: join(dir, 'k6.csv.gz'),
+      summary: join(dir, 'summary.json'),
+      dir,
+    });
+    load = started.child;
 
     const totalSeconds = plan.steps.length * plan.holdSeconds + plan.recoverySeconds;
     const startedMs = Date.now();
@@ -212,7 +177,7 @@ export async function runStudy(
           : {}),
       });
     }, 1000);
-    const targetDied = service?.exited.then((code) => code);
+    const targetDied = target?.service.exited.then((code) => code);
     const first = await Promise.race([
       load.exited.then((code) => ({ who: 'engine', code })),
       ...(targetDied ? [targetDied.then((code) => ({ who: 'service', code }))] : []),
@@ -225,24 +190,12 @@ export async function runStudy(
         ERROR_CODES.CHILD_FAILED,
         `the statement service died during the load (exit ${first.code}) at step ${manifest.reachedStep ?? 'unknown'}`,
         {
-          hint: `its log ends with:\n${service!.tail()}`,
+          hint: `its log ends with:\n${target!.service.tail()}`,
         },
       );
     }
     engineCode = first.code;
-    if (engineCode === 127) {
-      throw new PlateauError(ERROR_CODES.CHILD_FAILED, `cannot run ${command}: ${load.tail(3)}`, {
-        hint:
-          plan.engine === 'k6'
-            ? 'install k6 (https://grafana.com/docs/k6/latest/set-up/install-k6/), set --k6-bin or K6_BIN, or use --engine embedded'
-            : 'see engine.log',
-      });
-    }
-    if (![0, 99, 105].includes(engineCode)) {
-      throw new PlateauError(ERROR_CODES.CHILD_FAILED, `the load engine failed (exit ${engineCode})`, {
-        hint: `engine.log ends with:\n${load.tail()}`,
-      });
-    }
+    if (![0, 99, 105].includes(engineCode)) throw loadFailure(plan.engine, started.command, engineCode, load);
     progress({ phase: 'collecting the server side' });
     const report = hasSteps ? await fetchSteps(url) : undefined;
     if (report) await writeFileAtomic(join(dir, 'server.json'), `${JSON.stringify(report, null, 2)}\n`);
@@ -255,9 +208,7 @@ export async function runStudy(
           });
   } finally {
     if (load) await stopChild(load, 'SIGINT', 20_000);
-    if (service) await stopChild(service);
-    await db?.stop();
-    for (const undo of unregister) undo();
+    await target?.stop();
   }
 
   const interrupted = options.signal?.aborted === true;

@@ -1,0 +1,165 @@
+// `plateau check`: the CI gate at the recorded safe limit.
+import { relative } from 'node:path';
+import { type Command, Option } from 'commander';
+import { type ConfigProblem, PlateauError } from '../../contract/index.ts';
+import { parseServiceConfig } from '../../target-service/config.ts';
+import { setSignalPolicy } from '../lifecycle.ts';
+import { type CheckPlan, readRecordedLimit, runCheck, writeJunit } from '../study/check.ts';
+import { isLoopbackUrl, SETTABLE_KEYS } from '../study/study-options.ts';
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+interface CheckFlags {
+  record?: string;
+  rate?: string;
+  duration: string;
+  p95Ms?: string;
+  failRate?: string;
+  set: string[];
+  target?: string;
+  allowRemoteTarget?: boolean;
+  engine?: 'embedded' | 'k6';
+  k6Bin?: string;
+  db?: string;
+  out: string;
+  junit?: string;
+  json?: boolean;
+  quiet?: boolean;
+}
+
+export function registerCheck(program: Command): void {
+  program
+    .command('check')
+    .summary('CI gate: a constant-rate run at the recorded safe limit (exit 99 on a regression)')
+    .description(
+      `Runs scripts/constant-rate.ts at the safe limit read from a recorded study (--record) or
+at --rate, for --duration, against the reference service (with the recorded run's settings)
+or --target. Thresholds: p95 under the objective, failures under the budget, nothing dropped.
+Exits 0 on pass and 99 when a threshold is crossed, as k6 does; 104 for bad options, 105
+when interrupted, 1 when the check could not run.`,
+    )
+    .option(
+      '--record <path>',
+      'a run directory or its analysis.json: take the safe limit (and settings) from it',
+    )
+    .option('--rate <n>', 'check this rate instead, requests/s')
+    .option('--duration <s>', 'seconds', '30')
+    .option('--p95-ms <ms>', "latency objective (default: the record's, else 250)")
+    .option('--fail-rate <share>', "failure budget (default: the record's, else 0.01)")
+    .option('--set <KEY=VALUE>', 'reference-service setting, repeatable', collect, [])
+    .option('--target <url>', 'your own service instead of the reference one')
+    .option('--allow-remote-target', 'allow a --target that is not a loopback address')
+    .addOption(new Option('--engine <engine>', 'load engine').choices(['embedded', 'k6']).default('embedded'))
+    .option('--k6-bin <path>', 'the k6 binary for --engine k6')
+    .option('--db <db>', "'embedded' (default) or a postgres:// URL")
+    .option('--out <dir>', "where the check's run directory goes", 'runs')
+    .option('--junit <file>', 'write JUnit XML (one test case per threshold)')
+    .option('--json', 'print the result as JSON')
+    .option('-q, --quiet', 'no progress on stderr')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  plateau check --record runs/20261201-101500-ab12 --junit plateau.xml\n  plateau check --rate 40 --duration 20',
+    )
+    .action(async (flags: CheckFlags) => {
+      const problems: ConfigProblem[] = [];
+      if ((flags.record === undefined) === (flags.rate === undefined)) {
+        problems.push({
+          setting: '--record/--rate',
+          message: 'give exactly one',
+          hint: 'e.g. --record runs/<id> or --rate 40',
+        });
+      }
+      const positive = (name: string, raw: string | undefined, integer: boolean): number | undefined => {
+        if (raw === undefined) return undefined;
+        const value = Number(raw);
+        if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
+          problems.push({
+            setting: name,
+            message: `"${raw}" is not accepted`,
+            hint: `use a positive ${integer ? 'whole ' : ''}number`,
+          });
+          return undefined;
+        }
+        return value;
+      };
+      const rate = positive('--rate', flags.rate, true);
+      const duration = positive('--duration', flags.duration, false) ?? 30;
+      const p95 = positive('--p95-ms', flags.p95Ms, false);
+      const failRate = flags.failRate === undefined ? undefined : Number(flags.failRate);
+      if (failRate !== undefined && !(failRate >= 0 && failRate <= 1)) {
+        problems.push({
+          setting: '--fail-rate',
+          message: `"${flags.failRate}" is not a share`,
+          hint: 'use 0..1, e.g. 0.01',
+        });
+      }
+      const service: Record<string, string> = {};
+      for (const entry of flags.set) {
+        const eq = entry.indexOf('=');
+        const key = entry.slice(0, eq);
+        if (eq < 0 || !SETTABLE_KEYS.includes(key as (typeof SETTABLE_KEYS)[number])) {
+          problems.push({
+            setting: '--set',
+            message: `"${entry}" is not KEY=VALUE with a known key`,
+            hint: `keys: ${SETTABLE_KEYS.join(', ')}`,
+          });
+        } else service[key] = entry.slice(eq + 1);
+      }
+      problems.push(
+        ...parseServiceConfig(service).problems.map((p) => ({ ...p, setting: `--set ${p.setting}` })),
+      );
+      if (flags.target !== undefined && !isLoopbackUrl(flags.target) && !flags.allowRemoteTarget) {
+        problems.push({
+          setting: '--target',
+          message: `${flags.target} is not a loopback address`,
+          hint: 'pass --allow-remote-target if the host can take it',
+        });
+      }
+      if (problems.length > 0) throw PlateauError.invalidConfig(problems, 'options');
+
+      const recorded = flags.record ? await readRecordedLimit(flags.record) : undefined;
+      const plan: CheckPlan = {
+        ratePerSec: rate ?? recorded!.ratePerSec,
+        durationSeconds: duration,
+        p95Ms: p95 ?? recorded?.p95Ms ?? 250,
+        failRate: failRate ?? recorded?.failRate ?? 0.01,
+        service: flags.target ? {} : { ...(recorded?.service ?? {}), ...service },
+        target: flags.target,
+        engine: flags.engine ?? 'embedded',
+        k6Bin: flags.k6Bin ?? process.env.K6_BIN ?? 'k6',
+        db: flags.db ?? process.env.DATABASE_URL ?? 'embedded',
+        out: flags.out,
+      };
+      const stop = new AbortController();
+      let finished: Promise<unknown> = Promise.resolve();
+      setSignalPolicy({ exitCode: () => 105, onSignal: () => stop.abort(), drain: () => finished });
+      const running = runCheck(plan, {
+        signal: stop.signal,
+        progress: (phase) => {
+          if (!flags.quiet) process.stderr.write(`${phase}\n`);
+        },
+      });
+      finished = running;
+      const result = await running;
+      if (flags.junit) await writeJunit(flags.junit, result, plan.ratePerSec);
+      if (flags.json) {
+        process.stdout.write(`${JSON.stringify({ ...result, ratePerSec: plan.ratePerSec }, null, 2)}\n`);
+      } else {
+        for (const t of result.thresholds) {
+          process.stdout.write(
+            `${t.failed ? '✗' : '✓'} ${t.metric}: ${t.expression}${t.value === undefined ? '' : `  (${Math.round(t.value * 1000) / 1000})`}\n`,
+          );
+        }
+        const verdict =
+          result.exitCode === 0
+            ? 'pass'
+            : result.exitCode === 99
+              ? 'FAIL: a threshold was crossed'
+              : 'interrupted';
+        process.stdout.write(
+          `check at ${plan.ratePerSec}/s for ${plan.durationSeconds} s: ${verdict}\nrun directory: ${relative(process.cwd(), result.runDir)}\n`,
+        );
+      }
+      process.exitCode = result.exitCode;
+    });
+}

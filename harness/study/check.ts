@@ -1,0 +1,201 @@
+// The CI gate: a short constant-rate run at the recorded safe limit, judged by thresholds.
+import { readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ERROR_CODES, PlateauError } from '../../contract/index.ts';
+import { writeFileAtomic } from '../../lib/atomic-write.ts';
+import { buildK6Scripts, PROJECT_ROOT } from '../build-scripts.ts';
+import { stopChild } from './child.ts';
+import { createRunDir } from './run-dir.ts';
+import { loadFailure, type ReferenceTarget, startLoad, startReferenceTarget } from './target.ts';
+
+/** A validated check. */
+export interface CheckPlan {
+  ratePerSec: number;
+  durationSeconds: number;
+  p95Ms: number;
+  failRate: number;
+  /** Reference-service settings, or empty with `target` set. */
+  service: Record<string, string>;
+  target: string | undefined;
+  engine: 'embedded' | 'k6';
+  k6Bin: string;
+  db: string;
+  out: string;
+}
+
+/** One threshold's result, as JUnit reports it. */
+export interface ThresholdResult {
+  metric: string;
+  expression: string;
+  failed: boolean;
+  value: number | undefined;
+}
+
+/** How a check ended. */
+export interface CheckResult {
+  exitCode: number;
+  runDir: string;
+  thresholds: ThresholdResult[];
+  durationSeconds: number;
+}
+
+/**
+ * Reads the safe limit (and the run's service settings and objectives) from an
+ * analysis.json or a run directory holding one.
+ */
+export async function readRecordedLimit(path: string): Promise<{
+  ratePerSec: number;
+  service: Record<string, string> | null;
+  p95Ms: number;
+  failRate: number;
+}> {
+  const isDir = await stat(path).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+  const analysisPath = isDir ? join(path, 'analysis.json') : path;
+  let analysis: {
+    kind?: string;
+    verdict?: { safeLimit?: { ratePerSec?: number | null } };
+    objectives?: { p95Ms: number; failRate: number };
+  };
+  try {
+    analysis = JSON.parse(await readFile(analysisPath, 'utf8'));
+  } catch (error) {
+    throw new PlateauError(
+      ERROR_CODES.INPUT,
+      `cannot read the record ${analysisPath}: ${(error as Error).message}`,
+      {
+        hint: 'pass --record runs/<id> (or its analysis.json), or an explicit --rate',
+        cause: error,
+      },
+    );
+  }
+  const rate = analysis.verdict?.safeLimit?.ratePerSec;
+  if (analysis.kind !== 'plateau.analysis' || typeof rate !== 'number' || rate <= 0) {
+    throw new PlateauError(ERROR_CODES.INPUT, `${analysisPath} records no safe limit`, {
+      hint: 'the study found no step within the objectives; pass an explicit --rate',
+    });
+  }
+  let service: Record<string, string> | null = null;
+  if (isDir) {
+    const manifest = await readFile(join(path, 'run.json'), 'utf8').then(
+      (t) => JSON.parse(t),
+      () => undefined,
+    );
+    if (manifest?.service) {
+      service = Object.fromEntries(
+        Object.entries(manifest.service as Record<string, unknown>).map(([k, v]) => [
+          k,
+          typeof v === 'boolean' ? (v ? 'on' : 'off') : String(v),
+        ]),
+      );
+    }
+  }
+  return {
+    ratePerSec: rate,
+    service,
+    p95Ms: analysis.objectives?.p95Ms ?? 250,
+    failRate: analysis.objectives?.failRate ?? 0.01,
+  };
+}
+
+/** Runs the constant-rate check; exit 0 when every threshold holds, 99 when one is crossed. */
+export async function runCheck(
+  plan: CheckPlan,
+  options: { signal?: AbortSignal; progress?: (phase: string) => void } = {},
+): Promise<CheckResult> {
+  const progress = options.progress ?? (() => undefined);
+  const { dir } = await createRunDir(plan.out);
+  let target: ReferenceTarget | undefined;
+  let url = plan.target;
+  try {
+    if (!url) {
+      target = await startReferenceTarget({ db: plan.db, service: plan.service, dir, progress });
+      url = target.url;
+    }
+    progress('bundling the k6 script');
+    const [script] = await buildK6Scripts({
+      outDir: join(dir, 'script'),
+      entries: [join(PROJECT_ROOT, 'scripts', 'constant-rate.ts')],
+    });
+    progress(`checking ${plan.ratePerSec}/s for ${plan.durationSeconds} s`);
+    const vus = Math.max(10, Math.ceil(plan.ratePerSec / 2));
+    const { child, command } = startLoad({
+      engine: plan.engine,
+      k6Bin: plan.k6Bin,
+      script: script!.outFile,
+      env: {
+        BASE_URL: url,
+        RATE: String(plan.ratePerSec),
+        DURATION: String(plan.durationSeconds),
+        P95_MS: String(plan.p95Ms),
+        FAIL_RATE: String(plan.failRate),
+        PREALLOCATED_VUS: String(vus),
+        MAX_VUS: String(vus * 10),
+      },
+      csv: join(dir, 'k6.csv.gz'),
+      summary: join(dir, 'summary.json'),
+      dir,
+    });
+    const onAbort = () => child.child.kill('SIGINT');
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    const code = await child.exited;
+    options.signal?.removeEventListener('abort', onAbort);
+    await stopChild(child);
+    if (![0, 99, 105].includes(code)) throw loadFailure(plan.engine, command, code, child);
+    const thresholds = await thresholdResults(join(dir, 'summary.json'));
+    return { exitCode: code, runDir: dir, thresholds, durationSeconds: plan.durationSeconds };
+  } finally {
+    await target?.stop();
+  }
+}
+
+async function thresholdResults(summaryPath: string): Promise<ThresholdResult[]> {
+  const summary = JSON.parse(await readFile(summaryPath, 'utf8')) as {
+    metrics: Record<string, Record<string, unknown>>;
+  };
+  const results: ThresholdResult[] = [];
+  for (const [metric, values] of Object.entries(summary.metrics)) {
+    const thresholds = values.thresholds as Record<string, boolean> | undefined;
+    for (const [expression, failed] of Object.entries(thresholds ?? {})) {
+      const aggregation = expression.split(/[<>=!]/)[0]!.trim();
+      const key = aggregation === 'rate' && 'value' in values ? 'value' : aggregation;
+      results.push({
+        metric,
+        expression,
+        failed,
+        value: typeof values[key] === 'number' ? (values[key] as number) : undefined,
+      });
+    }
+  }
+  return results;
+}
+
+const xml = (text: string) => text.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** JUnit XML: one test case per threshold, a failure for each crossed one. */
+export function renderJunit(result: CheckResult, ratePerSec: number): string {
+  const failures = result.thresholds.filter((t) => t.failed).length;
+  const cases = result.thresholds.map((t) => {
+    const name = xml(`${t.metric}: ${t.expression}`);
+    const body = t.failed
+      ? `\n      <failure message="${name} crossed (value ${t.value ?? '?'})" type="threshold"/>\n    `
+      : '';
+    return `    <testcase classname="plateau.check" name="${name}" time="0">${body}</testcase>`;
+  });
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites name="plateau check" tests="${result.thresholds.length}" failures="${failures}">`,
+    `  <testsuite name="constant rate ${ratePerSec}/s for ${result.durationSeconds}s" tests="${result.thresholds.length}" failures="${failures}" time="${result.durationSeconds}">`,
+    ...cases,
+    '  </testsuite>',
+    '</testsuites>',
+    '',
+  ].join('\n');
+}
+
+/** Writes the JUnit report. */
+export function writeJunit(path: string, result: CheckResult, ratePerSec: number): Promise<void> {
+  return writeFileAtomic(path, renderJunit(result, ratePerSec));
+}

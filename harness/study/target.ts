@@ -1,0 +1,119 @@
+// The reference target of a study or check: a database and the statement service.
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ERROR_CODES, PlateauError } from '../../contract/index.ts';
+import { type Database, openDatabase } from '../db/database.ts';
+import { registerCleanup } from '../lifecycle.ts';
+import { type LoggedChild, spawnLogged, stopChild } from './child.ts';
+
+/** `bin/plateau.js`, to start plateau's own commands as child processes. */
+export const PLATEAU_BIN = fileURLToPath(new URL('../../bin/plateau.js', import.meta.url));
+
+/** A started reference target. */
+export interface ReferenceTarget {
+  url: string;
+  database: Database;
+  service: LoggedChild;
+  /** Stops the service, then the database (idempotent). */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the database (`db`: 'embedded' or a URL) and `plateau serve` with the `service`
+ * settings as a child process logging to `<dir>/service.log`. Both are registered with the
+ * lifecycle, so a crash or signal never leaves them behind.
+ */
+export async function startReferenceTarget(options: {
+  db: string;
+  service: Record<string, string>;
+  dir: string;
+  progress: (phase: string) => void;
+}): Promise<ReferenceTarget> {
+  options.progress('starting the database');
+  const database = await openDatabase({ databaseUrl: options.db === 'embedded' ? undefined : options.db });
+  const unregisterDb = registerCleanup({ name: 'database', stop: () => database.stop() });
+  options.progress('starting the statement service');
+  const service = spawnLogged(
+    process.execPath,
+    [PLATEAU_BIN, 'serve'],
+    { ...process.env, ...options.service, PORT: '0', DATABASE_URL: database.url },
+    join(options.dir, 'service.log'),
+  );
+  const unregisterService = registerCleanup({
+    name: 'statement service',
+    stop: async () => void (await stopChild(service)),
+  });
+  let stopped: Promise<void> | undefined;
+  const stop = () => {
+    stopped ??= (async () => {
+      await stopChild(service);
+      unregisterService();
+      await database.stop();
+      unregisterDb();
+    })();
+    return stopped;
+  };
+  try {
+    const match = await service.waitFor(/listening on (http:\/\/\S+)/, 60_000);
+    return { url: match[1]!, database, service, stop };
+  } catch (error) {
+    await stop();
+    throw new PlateauError(
+      ERROR_CODES.CHILD_FAILED,
+      `the statement service did not start (${(error as Error).message})`,
+      {
+        hint: `its log ends with:\n${service.tail()}`,
+      },
+    );
+  }
+}
+
+/** Starts the load: the embedded engine or a k6 binary, with k6's flags, logging to engine.log. */
+export function startLoad(options: {
+  engine: 'embedded' | 'k6';
+  k6Bin: string;
+  script: string;
+  env: Record<string, string>;
+  csv: string;
+  summary: string;
+  dir: string;
+}): { child: LoggedChild; command: string } {
+  const flags = Object.entries(options.env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
+  const outputs = ['--out', `csv=${options.csv}`, `--summary-export=${options.summary}`];
+  const [command, args] =
+    options.engine === 'embedded'
+      ? [process.execPath, [PLATEAU_BIN, 'engine', 'run', options.script, '-q', ...flags, ...outputs]]
+      : [options.k6Bin, ['run', '--quiet', ...flags, ...outputs, options.script]];
+  const child = spawnLogged(
+    command,
+    args,
+    { ...process.env, K6_NO_USAGE_REPORT: 'true' },
+    join(options.dir, 'engine.log'),
+  );
+  const unregister = registerCleanup({
+    name: 'load engine',
+    stop: async () => void (await stopChild(child, 'SIGINT', 20_000)),
+  });
+  void child.exited.then(unregister);
+  return { child, command };
+}
+
+/** The message for a load process that could not run or failed. */
+export function loadFailure(
+  engine: 'embedded' | 'k6',
+  command: string,
+  code: number,
+  child: LoggedChild,
+): PlateauError {
+  if (code === 127) {
+    return new PlateauError(ERROR_CODES.CHILD_FAILED, `cannot run ${command}: ${child.tail(3)}`, {
+      hint:
+        engine === 'k6'
+          ? 'install k6 (https://grafana.com/docs/k6/latest/set-up/install-k6/), set --k6-bin or K6_BIN, or use --engine embedded'
+          : 'see engine.log',
+    });
+  }
+  return new PlateauError(ERROR_CODES.CHILD_FAILED, `the load engine failed (exit ${code})`, {
+    hint: `engine.log ends with:\n${child.tail()}`,
+  });
+}
