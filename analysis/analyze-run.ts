@@ -11,7 +11,7 @@ import {
 } from '../contract/index.ts';
 import { writeFileAtomic } from '../lib/atomic-write.ts';
 import type { ClientSample, ReadStats } from './client-sample.ts';
-import { ClientStepAggregator } from './client-steps.ts';
+import { CLIENT_METRICS, ClientStepAggregator } from './client-steps.ts';
 import { readK6Csv } from './k6-csv.ts';
 import { readK6Ndjson } from './k6-ndjson.ts';
 import { renderRecord, renderTableMarkdown, renderTableText } from './render.ts';
@@ -36,7 +36,7 @@ export interface AnalysisOutput {
 /** Reads any k6 output file (CSV or NDJSON, plain or .gz) into the aggregator. */
 export async function readClientFile(path: string, onSample: (s: ClientSample) => void): Promise<ReadStats> {
   const name = basename(path).replace(/\.gz$/, '');
-  if (name.endsWith('.csv')) return readK6Csv(path, onSample);
+  if (name.endsWith('.csv')) return readK6Csv(path, onSample, { metrics: CLIENT_METRICS });
   if (name.endsWith('.json') || name.endsWith('.ndjson')) return readK6Ndjson(path, onSample);
   throw new PlateauError(ERROR_CODES.INPUT, `${path} is neither k6 CSV nor NDJSON output`, {
     hint: 'pass a file written with --out csv=FILE or --out json=FILE (.csv, .ndjson or .json, optionally .gz)',

@@ -50,6 +50,15 @@ class Group {
   }
 }
 
+/** The metrics the aggregation reads; readers may skip every other row unparsed. */
+export const CLIENT_METRICS: ReadonlySet<string> = new Set([
+  'http_reqs',
+  'http_req_duration',
+  'dropped_iterations',
+  'engine_lag_ms',
+  'engine_cpu_pct',
+]);
+
 /**
  * Builds per-step client figures in one pass (add, then close). Requests are counted from
  * `http_reqs`, latency from `http_req_duration`, failures classed by status and k6 error
@@ -65,6 +74,9 @@ export class ClientStepAggregator {
   readonly #cpu = new Map<number, number>();
   #anyTag = false;
   #total = 0;
+  #lastWindowScenario: string | undefined;
+  #lastWindowStart = Number.NaN;
+  #lastWindowKey = '';
 
   constructor(options: { windowSeconds?: number } = {}) {
     this.#windowSeconds = options.windowSeconds ?? 10;
@@ -117,7 +129,12 @@ export class ClientStepAggregator {
     if (sample.step !== undefined) this.#anyTag = true;
     const stepKey = sample.step ?? 'untagged';
     const windowStart = Math.floor(sample.timeS / this.#windowSeconds) * this.#windowSeconds;
-    const windowKey = `${sample.scenario ?? 'default'}@${windowStart}`;
+    if (windowStart !== this.#lastWindowStart || sample.scenario !== this.#lastWindowScenario) {
+      this.#lastWindowStart = windowStart;
+      this.#lastWindowScenario = sample.scenario;
+      this.#lastWindowKey = `${sample.scenario ?? 'default'}@${windowStart}`;
+    }
+    const windowKey = this.#lastWindowKey;
     return [this.#group(this.#tagged, stepKey, sample), this.#group(this.#windows, windowKey, sample)];
   }
 

@@ -1,9 +1,9 @@
 // Streams k6 CSV output (any k6 version, plain or .gz) into ClientSamples.
 import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { Transform, type TransformCallback } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
-import { parse } from 'csv-parse';
+import { parse as parseSync } from 'csv-parse/sync';
 import { ERROR_CODES, PlateauError } from '../contract/index.ts';
 import { type ClientSample, extraTag, parseTimestamp, type ReadStats } from './client-sample.ts';
 
@@ -26,103 +26,162 @@ class StripNul extends Transform {
   }
 }
 
+/** Column positions of the fields analysis reads, from the header. */
+interface Columns {
+  metric: number;
+  timestamp: number;
+  value: number;
+  status: number | undefined;
+  errorCode: number | undefined;
+  scenario: number | undefined;
+  extraTags: number | undefined;
+  step: number | undefined;
+}
+
+/**
+ * Splits one CSV record. Go's encoding/csv quotes only fields that need it, so nearly every
+ * k6 row is a plain comma split; a row with a quote goes through csv-parse (RFC 4180).
+ * Returns undefined for a malformed record.
+ */
+function splitRecord(line: string): string[] | undefined {
+  if (!line.includes('"')) return line.split(',');
+  try {
+    const [record] = parseSync(line, { relax_column_count: true }) as string[][];
+    return record;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Reads a k6 CSV file by header name (15 to 19 columns, whatever `--system-tags` did),
  * calling `onSample` per row. Tolerates NUL bytes, a truncated last line, RFC 4180 quoting
- * and unknown metrics; a record that cannot be parsed is skipped and counted. Memory stays
- * flat: nothing is kept per row.
+ * (quoted fields spanning lines included) and unknown metrics; a record that cannot be
+ * parsed is skipped and counted. Memory stays flat: nothing is kept per row. With
+ * `metrics`, rows of other metrics are counted but not parsed.
  */
-export async function readK6Csv(path: string, onSample: (sample: ClientSample) => void): Promise<ReadStats> {
+export async function readK6Csv(
+  path: string,
+  onSample: (sample: ClientSample) => void,
+  options: { metrics?: ReadonlySet<string> } = {},
+): Promise<ReadStats> {
+  const wanted = options.metrics;
+  let lastTimestamp = '';
+  let lastTimeS = Number.NaN;
   const stats: ReadStats = { rows: 0, skipped: 0, nulBytes: 0 };
   const strip = new StripNul();
-  let index: Record<string, number> | undefined;
-  const parser = parse({
-    relax_column_count: true,
-    relax_quotes: true,
-    skip_empty_lines: true,
-    skip_records_with_error: true,
-    on_skip: () => {
-      stats.skipped++;
-    },
+  const source = createReadStream(path);
+  await new Promise<void>((resolve, reject) => {
+    source.once('open', () => resolve());
+    source.once('error', (error) =>
+      reject(
+        new PlateauError(ERROR_CODES.INPUT, `cannot read ${path}: ${error.message}`, {
+          hint: 'check the path; analysis reads the CSV k6 (or plateau) wrote with --out csv=FILE',
+          cause: error,
+        }),
+      ),
+    );
   });
-  const handle = new Transform({
-    objectMode: true,
-    transform(record: string[], _encoding, done) {
-      if (!index) {
-        index = Object.fromEntries(record.map((name, i) => [name, i]));
-        if (
-          index.metric_name === undefined ||
-          index.timestamp === undefined ||
-          index.metric_value === undefined
-        ) {
-          return done(
-            new PlateauError(
-              ERROR_CODES.INPUT,
-              `${path} is not k6 CSV output: its header is "${record.join(',').slice(0, 120)}"`,
-              {
-                hint: 'pass the file k6 wrote with --out csv=FILE (its header starts metric_name,timestamp,metric_value)',
-              },
-            ),
-          );
-        }
-        return done();
+  const decoded = path.endsWith('.gz') ? source.pipe(createGunzip()) : source;
+  decoded.on('error', () => undefined); // a gzip cut short ends the lines below
+  const lines = createInterface({ input: decoded.pipe(strip), crlfDelay: Number.POSITIVE_INFINITY });
+  let columns: Columns | undefined;
+  let pending = '';
+  try {
+    for await (const raw of lines) {
+      // A quoted field may hold a line break: join lines until the quotes balance.
+      const line = pending === '' ? raw : `${pending}\n${raw}`;
+      if (line.includes('"') && countQuotes(line) % 2 === 1) {
+        pending = line;
+        continue;
       }
-      const i = index;
-      const metric = record[i.metric_name!];
-      const value = Number(record[i.metric_value!]);
-      const timeS = parseTimestamp(record[i.timestamp!] ?? '');
+      pending = '';
+      if (line === '') continue;
+      // Most rows are metrics analysis does not need: skip them before splitting.
+      if (columns && wanted && columns.metric === 0 && !wanted.has(line.slice(0, line.indexOf(',')))) {
+        stats.rows++;
+        continue;
+      }
+      const record = splitRecord(line);
+      if (!record) {
+        stats.skipped++;
+        continue;
+      }
+      if (!columns) {
+        columns = headerColumns(record, path);
+        continue;
+      }
+      const metric = record[columns.metric];
+      const value = Number(record[columns.value]);
+      const stamp = record[columns.timestamp] ?? '';
+      if (stamp !== lastTimestamp) {
+        lastTimestamp = stamp;
+        lastTimeS = parseTimestamp(stamp);
+      }
+      const timeS = lastTimeS;
       if (!metric || !Number.isFinite(value) || !Number.isFinite(timeS)) {
         stats.skipped++;
-        return done();
+        continue;
       }
       stats.rows++;
-      const at = (name: string) => {
-        const k = i[name];
+      const at = (k: number | undefined) => {
         const v = k === undefined ? undefined : record[k];
         return v === '' ? undefined : v;
       };
-      const extra = at('extra_tags') ?? '';
+      const extra = at(columns.extraTags);
       onSample({
         metric,
         timeS,
         value,
-        status: at('status'),
-        errorCode: at('error_code'),
-        scenario: at('scenario'),
-        step: extraTag(extra, 'step') ?? at('step'),
+        status: at(columns.status),
+        errorCode: at(columns.errorCode),
+        scenario: at(columns.scenario),
+        step: (extra === undefined ? undefined : extraTag(extra, 'step')) ?? at(columns.step),
       });
-      done();
-    },
-  });
-  const source = createReadStream(path);
-  const stages = path.endsWith('.gz')
-    ? [source, createGunzip(), strip, parser, handle]
-    : [source, strip, parser, handle];
-  try {
-    await pipeline(stages as unknown as [NodeJS.ReadableStream, ...NodeJS.WritableStream[]]);
+    }
   } catch (error) {
     if (error instanceof PlateauError) throw error;
-    const code = (error as { code?: string }).code;
-    if (code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR') {
-      throw new PlateauError(ERROR_CODES.INPUT, `cannot read ${path}: ${(error as Error).message}`, {
-        hint: 'check the path; analysis reads the CSV k6 (or plateau) wrote with --out csv=FILE',
-        cause: error,
-      });
-    }
-    if (code === 'Z_BUF_ERROR' || code === 'Z_DATA_ERROR') {
-      // A gzip file cut short (an interrupted run): keep what was read.
-      stats.skipped++;
-    } else {
-      throw new PlateauError(ERROR_CODES.INPUT, `cannot parse ${path}: ${(error as Error).message}`, {
-        cause: error,
-      });
-    }
+    // A truncated gzip stream: keep what was read.
+    stats.skipped++;
   }
+  if (pending !== '') stats.skipped++;
   stats.nulBytes = strip.removed;
-  if (!index) {
+  if (!columns) {
     throw new PlateauError(ERROR_CODES.INPUT, `${path} is empty`, {
       hint: 'the run wrote no samples; check that the load reached the target',
     });
   }
   return stats;
+}
+
+function countQuotes(text: string): number {
+  let n = 0;
+  for (let i = text.indexOf('"'); i >= 0; i = text.indexOf('"', i + 1)) n++;
+  return n;
+}
+
+function headerColumns(header: string[], path: string): Columns {
+  const index = new Map(header.map((name, i) => [name, i]));
+  const metric = index.get('metric_name');
+  const timestamp = index.get('timestamp');
+  const value = index.get('metric_value');
+  if (metric === undefined || timestamp === undefined || value === undefined) {
+    throw new PlateauError(
+      ERROR_CODES.INPUT,
+      `${path} is not k6 CSV output: its header is "${header.join(',').slice(0, 120)}"`,
+      {
+        hint: 'pass the file k6 wrote with --out csv=FILE (its header starts metric_name,timestamp,metric_value)',
+      },
+    );
+  }
+  return {
+    metric,
+    timestamp,
+    value,
+    status: index.get('status'),
+    errorCode: index.get('error_code'),
+    scenario: index.get('scenario'),
+    extraTags: index.get('extra_tags'),
+    step: index.get('step'),
+  };
 }
