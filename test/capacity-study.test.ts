@@ -267,6 +267,29 @@ test('bad options and a remote target exit 104 before anything starts', async ()
   assert.deepEqual(await readdir(out), before, 'no run directory was created');
 });
 
+test('the service dying mid-run ends the study with a clear error naming it; the data is kept', async () => {
+  const serveCommand = `${bin} serve`;
+  const result = await plateau(['run', '--quick', '--out', out, '-q'], {
+    onStart: () => {
+      const timer = setInterval(() => {
+        const [pid] = processesMatching(serveCommand);
+        if (pid === undefined) return;
+        clearInterval(timer);
+        // Give it a few seconds of load, then kill it as a crash would.
+        setTimeout(() => process.kill(pid, 'SIGKILL'), 7000);
+      }, 200);
+    },
+  });
+  assert.equal(result.code, 1, result.stderr);
+  assert.match(result.stderr, /the statement service died during the load \(exit 137\) at step r0\d\d/);
+  const runs = (await readdir(out)).sort();
+  const dir = join(out, runs.filter((r) => existsSync(join(out, r, 'run.json'))).at(-1)!);
+  const manifest = JSON.parse(await readFile(join(dir, 'run.json'), 'utf8')) as RunManifest;
+  assert.equal(manifest.status, 'failed');
+  assert.match(manifest.reachedStep ?? '', /^r0\d\d$/);
+  assert.ok(existsSync(join(dir, 'k6.csv.gz')), 'the client data gathered so far is kept');
+});
+
 test('SIGINT mid-study: exit 105, an interrupted and analysable run, no orphan process', async () => {
   const postgresBefore = processesMatching('plateau-pg-').length;
   const result = await plateau(['run', '--quick', '--out', out, '-q'], {
