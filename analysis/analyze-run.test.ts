@@ -96,3 +96,48 @@ test('a client file from a different run than the manifest is flagged', async ()
   const out = await analyzePath(run);
   assert.match(out.analysis.verdict.notes.join(' '), /steps the manifest did not plan \(999\/s\)/);
 });
+
+test("--steady leaves each step's ramp seconds out of its rates", async () => {
+  const run = join(dir, 'run-steady');
+  await mkdir(run);
+  const lines = [HEADER];
+  const t0 = 1_800_000_100;
+  // r020: 4 s hold, the first (ramp) second has 5 requests, then 20/s; r040 likewise.
+  for (const [k, rate] of [20, 40].entries()) {
+    for (let s = 0; s < 4; s++)
+      for (let i = 0; i < (s === 0 ? 5 : rate); i++) lines.push(req(t0 + k * 4 + s, 200, `r0${rate}`));
+  }
+  await writeFile(join(run, 'k6.csv'), `${lines.join('\n')}\n`);
+  await writeFile(
+    join(run, 'run.json'),
+    JSON.stringify({
+      kind: 'plateau.run',
+      schemaVersion: 1,
+      id: 's',
+      target: 'x',
+      service: null,
+      database: null,
+      load: {
+        stepsPerSec: [20, 40],
+        holdSeconds: 4,
+        rampSeconds: 1,
+        recoveryRatePerSec: 5,
+        recoverySeconds: 10,
+        jitterSeconds: 0,
+        p95Ms: 250,
+        failRate: 0.01,
+      },
+    }),
+  );
+  const whole = await analyzePath(run);
+  assert.equal(
+    whole.analysis.table[0]?.sentPerSec,
+    (5 + 60) / 4,
+    'whole hold by default, as the step tags count',
+  );
+  const steady = await analyzePath(run, { steady: true });
+  assert.equal(steady.analysis.table[0]?.sentPerSec, 20);
+  assert.equal(steady.analysis.table[1]?.sentPerSec, 40);
+  assert.equal(steady.analysis.table[0]?.seconds, 3);
+  assert.match(steady.analysis.verdict.notes.join(' '), /leave out the first 1 s/);
+});

@@ -90,6 +90,8 @@ export async function analyze(options: {
   serverFile?: string | undefined;
   manifestFile?: string | undefined;
   windowSeconds?: number;
+  /** Leave each step's ramp seconds out of its rates (needs run.json's ramp length). */
+  steady?: boolean;
 }): Promise<AnalysisOutput> {
   const manifest = options.manifestFile
     ? await readJson<RunManifest>(options.manifestFile, 'plateau.run')
@@ -102,7 +104,7 @@ export async function analyze(options: {
   });
   const readStats = await readClientFile(options.clientFile, (s) => aggregator.add(s));
   const client = aggregator.close();
-  const rows = buildSaturationTable(client, server, manifest);
+  const rows = buildSaturationTable(client, server, manifest, { steady: options.steady === true });
   const objectives = manifest
     ? { p95Ms: manifest.load.p95Ms, failRate: manifest.load.failRate }
     : DEFAULT_OBJECTIVES;
@@ -124,6 +126,14 @@ export async function analyze(options: {
   if (readStats.skipped > 0 || readStats.nulBytes > 0) {
     verdict.notes.push(
       `the client file was damaged: ${readStats.skipped} records skipped, ${readStats.nulBytes} NUL bytes removed`,
+    );
+  }
+  if (options.steady && !manifest) {
+    verdict.notes.push('--steady needs run.json (the ramp length): rates are over whole holds');
+  }
+  if (options.steady && manifest) {
+    verdict.notes.push(
+      `rates leave out the first ${manifest.load.rampSeconds} s (ramp) of each step (--steady)`,
     );
   }
   if (!manifest)
@@ -194,7 +204,10 @@ export async function findClientFile(dir: string): Promise<string> {
  * Analyses a run directory, or a bare k6 output file, and (for a directory) writes
  * analysis.json, record.txt and table.md into it atomically.
  */
-export async function analyzePath(path: string): Promise<AnalysisOutput & { runDir: string | null }> {
+export async function analyzePath(
+  path: string,
+  options: { steady?: boolean } = {},
+): Promise<AnalysisOutput & { runDir: string | null }> {
   let info: Awaited<ReturnType<typeof stat>>;
   try {
     info = await stat(path);
@@ -207,13 +220,14 @@ export async function analyzePath(path: string): Promise<AnalysisOutput & { runD
   if (!info.isDirectory()) {
     if (info.size === 0)
       throw new PlateauError(ERROR_CODES.INPUT, `${path} is empty`, { hint: 'the run wrote no samples' });
-    return { ...(await analyze({ clientFile: path })), runDir: null };
+    return { ...(await analyze({ clientFile: path, steady: options.steady === true })), runDir: null };
   }
   const clientFile = await findClientFile(path);
   const output = await analyze({
     clientFile,
     serverFile: join(path, 'server.json'),
     manifestFile: join(path, 'run.json'),
+    steady: options.steady === true,
   });
   await writeFileAtomic(join(path, 'analysis.json'), `${JSON.stringify(output.analysis, null, 2)}\n`);
   await writeFileAtomic(join(path, 'record.txt'), output.record);

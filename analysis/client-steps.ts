@@ -15,6 +15,9 @@ export interface ClientStep {
   failures: FailureCounts;
   statuses: Record<string, number>;
   latency: LatencyHistogram;
+  /** Requests and 2xx per epoch second, for rates that leave out the ramp (`--steady`). */
+  requestsBySecond: Map<number, number>;
+  okBySecond: Map<number, number>;
 }
 
 /** The client side of a run, grouped. */
@@ -46,6 +49,8 @@ class Group {
       failures: emptyFailures(),
       statuses: {},
       latency: new LatencyHistogram(),
+      requestsBySecond: new Map(),
+      okBySecond: new Map(),
     };
   }
 }
@@ -154,8 +159,14 @@ export class ClientStepAggregator {
     const status = sample.status ?? '0';
     step.statuses[status] = (step.statuses[status] ?? 0) + 1;
     const code = Number(status);
-    if (code >= 200 && code < 300) step.ok2xx++;
-    else if (code === 503) step.failures.shed++;
+    const second = Math.floor(sample.timeS);
+    bump(step.requestsBySecond, second, 1);
+    if (code >= 200 && code < 300) {
+      step.ok2xx++;
+      bump(step.okBySecond, second, 1);
+      return;
+    }
+    if (code === 503) step.failures.shed++;
     else if (code === 429) step.failures.rateLimited++;
     else if (code >= 500) step.failures.serverErrors++;
     else if (code >= 400) step.failures.clientErrors++;

@@ -54,7 +54,9 @@ export function buildSaturationTable(
   client: ClientSteps,
   server: ServerStepReport | undefined,
   manifest: RunManifest | undefined,
+  options: { steady?: boolean } = {},
 ): SaturationRow[] {
+  const rampSeconds = options.steady ? (manifest?.load.rampSeconds ?? 0) : 0;
   const buckets = new Map<string, StepBucket>((server?.steps ?? []).map((b) => [b.step, b]));
   const steps = client.steps;
   return steps.map((step, i) => {
@@ -74,13 +76,14 @@ export function buildSaturationTable(
       reasons.push(`generator event-loop lag reached ${lag} ms`);
     if (cpu !== null && cpu >= GENERATOR_LIMITS.cpuPct) reasons.push(`generator CPU reached ${cpu}%`);
     const round = (x: number) => Math.round(x * 100) / 100;
+    const rates = steadyRates(step, bucket, server, rampSeconds, seconds);
     return {
       step: step.key,
       offeredPerSec: offeredFromTag(step.key),
-      sentPerSec: round(step.requests / seconds),
-      servedPerSec: round((bucket ? bucket.served : step.ok2xx) / seconds),
+      sentPerSec: round(rates?.sent ?? step.requests / seconds),
+      servedPerSec: round(rates?.served ?? (bucket ? bucket.served : step.ok2xx) / seconds),
       servedSource: bucket ? 'server' : 'client',
-      seconds,
+      seconds: rates?.seconds ?? seconds,
       requests: step.requests,
       latencyMs: { med: summary.p50, p95: summary.p95, p99: summary.p99, max: summary.max },
       failures: step.failures,
@@ -100,4 +103,40 @@ export function buildSaturationTable(
       invalid: reasons.length > 0 ? reasons.join('; ') : null,
     };
   });
+}
+
+/**
+ * `--steady`: rates over a rate step's seconds after its first `rampSeconds`, from the
+ * client's per-second counts and the server's per-second timeline (seconds labelled with the
+ * step). Undefined when not asked for, or for drain/recovery and untagged windows.
+ */
+function steadyRates(
+  step: ClientStep,
+  bucket: StepBucket | undefined,
+  server: ServerStepReport | undefined,
+  rampSeconds: number,
+  holdSeconds: number,
+): { sent: number; served: number; seconds: number } | undefined {
+  if (rampSeconds <= 0 || offeredFromTag(step.key) === null) return undefined;
+  const first = Math.floor(step.firstS) + Math.ceil(rampSeconds);
+  const last = Math.floor(step.firstS) + Math.max(Math.ceil(rampSeconds), Math.round(holdSeconds) - 1);
+  const seconds = last - first + 1;
+  let sent = 0;
+  let ok = 0;
+  for (let s = first; s <= last; s++) {
+    sent += step.requestsBySecond.get(s) ?? 0;
+    ok += step.okBySecond.get(s) ?? 0;
+  }
+  let served = ok;
+  if (bucket && server) {
+    const points = server.timeline.filter((p) => p.step === step.key).slice(Math.ceil(rampSeconds));
+    if (points.length > 0)
+      return {
+        sent: sent / seconds,
+        served: points.reduce((a, p) => a + p.served, 0) / points.length,
+        seconds,
+      };
+    served = ok;
+  }
+  return { sent: sent / seconds, served: served / seconds, seconds };
 }

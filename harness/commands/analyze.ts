@@ -14,12 +14,16 @@ output file from any k6 run, it analyses the client side alone: per step when re
 carry a 'step' tag, otherwise per scenario and time window.`,
     )
     .option('--json', 'print analysis.json (with a runDir field) to stdout and nothing else')
+    .option(
+      '--steady',
+      "leave each step's ramp seconds out of its rates (default: whole holds, as the k6 step tags)",
+    )
     .addHelpText(
       'after',
       '\nExamples:\n  plateau analyze runs/20261201-101500-ab12\n  plateau analyze results.csv.gz --json | jq .verdict',
     )
-    .action(async (path: string, options: { json?: boolean }) => {
-      const output = await analyzePath(path);
+    .action(async (path: string, options: { json?: boolean; steady?: boolean }) => {
+      const output = await analyzePath(path, { steady: options.steady === true });
       if (options.json) {
         process.stdout.write(`${JSON.stringify({ ...output.analysis, runDir: output.runDir }, null, 2)}\n`);
         return;
