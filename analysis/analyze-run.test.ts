@@ -141,3 +141,50 @@ test("--steady leaves each step's ramp seconds out of its rates", async () => {
   assert.equal(steady.analysis.table[0]?.seconds, 3);
   assert.match(steady.analysis.verdict.notes.join(' '), /leave out the first 1 s/);
 });
+
+test('a jittered run of the same configuration beside it supplies the quoted safe limit', async () => {
+  const parent = join(dir, 'runs-jitter');
+  const manifestFor = (id: string, jitterSeconds: number) =>
+    JSON.stringify({
+      kind: 'plateau.run',
+      schemaVersion: 1,
+      id,
+      status: 'completed',
+      target: 'reference statement service',
+      service: { POOL_MAX: 4 },
+      database: null,
+      load: {
+        stepsPerSec: [10, 20],
+        holdSeconds: 4,
+        rampSeconds: 1,
+        recoveryRatePerSec: 5,
+        recoverySeconds: 10,
+        jitterSeconds,
+        p95Ms: 250,
+        failRate: 0.01,
+      },
+    });
+  const write = async (id: string, jitter: number, slowAt20: boolean) => {
+    const run = join(parent, id);
+    await mkdir(run, { recursive: true });
+    const lines = [HEADER];
+    for (const [k, rate] of [10, 20].entries()) {
+      for (let s = 0; s < 4; s++) {
+        for (let i = 0; i < rate; i++)
+          lines.push(req(1_800_000_200 + k * 4 + s, 200, `r0${rate}`, rate === 20 && slowAt20 ? 400 : 50));
+      }
+    }
+    await writeFile(join(run, 'k6.csv'), `${lines.join('\n')}\n`);
+    await writeFile(join(run, 'run.json'), manifestFor(id, jitter));
+  };
+  await write('20261201-000000-aaaaaa', 0.5, true); // jittered: r020 misses p95
+  await write('20261201-000100-bbbbbb', 0, false); // even arrivals: both steps pass
+  await analyzePath(join(parent, '20261201-000000-aaaaaa'));
+  const even = await analyzePath(join(parent, '20261201-000100-bbbbbb'));
+  assert.equal(even.analysis.verdict.safeLimit.ratePerSec, 10);
+  assert.equal(even.analysis.verdict.safeLimit.fromRun, '20261201-000000-aaaaaa');
+  assert.match(
+    even.record,
+    /^safe limit: {4}10\/s with jittered arrivals \(from run 20261201-000000-aaaaaa\)/m,
+  );
+});

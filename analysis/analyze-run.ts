@@ -1,6 +1,6 @@
 // The entry point of analysis: the only code here that reads and writes files.
 import { readdir, readFile, stat } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import {
   type AnalysisResult,
   ERROR_CODES,
@@ -92,6 +92,8 @@ export async function analyze(options: {
   windowSeconds?: number;
   /** Leave each step's ramp seconds out of its rates (needs run.json's ramp length). */
   steady?: boolean;
+  /** The folder holding this run's siblings, to find a jittered run of the same configuration. */
+  siblings?: string;
 }): Promise<AnalysisOutput> {
   const manifest = options.manifestFile
     ? await readJson<RunManifest>(options.manifestFile, 'plateau.run')
@@ -115,7 +117,17 @@ export async function analyze(options: {
     objectives,
     database: manifest?.database ?? null,
     recoveryRatePerSec: manifest?.load.recoveryRatePerSec ?? null,
+    jittered: (manifest?.load.jitterSeconds ?? 0) > 0,
   });
+  if (manifest && options.siblings && manifest.load.jitterSeconds === 0) {
+    const jittered = await findJitteredSibling(options.siblings, manifest);
+    if (jittered) {
+      verdict.safeLimit = { ...jittered.safeLimit, jittered: true, fromRun: jittered.id };
+      verdict.notes.push(
+        `the safe limit quoted is that of jittered run ${jittered.id} (real arrivals cluster)`,
+      );
+    }
+  }
   if (client.totalRequests === 0)
     verdict.notes.push('the file holds no http_reqs samples: nothing to analyse');
   if (!client.tagged && client.totalRequests > 0) {
@@ -228,6 +240,7 @@ export async function analyzePath(
     serverFile: join(path, 'server.json'),
     manifestFile: join(path, 'run.json'),
     steady: options.steady === true,
+    siblings: dirname(resolve(path)),
   });
   await writeFileAtomic(join(path, 'analysis.json'), `${JSON.stringify(output.analysis, null, 2)}\n`);
   await writeFileAtomic(join(path, 'record.txt'), output.record);
@@ -245,4 +258,34 @@ export async function readRun(
   );
   const analysis = existing ?? (await analyzePath(dir)).analysis;
   return { analysis, manifest, dir };
+}
+
+/**
+ * The newest completed run in `parent` with the same service, target and steps as
+ * `manifest` but jittered arrivals, whose analysis recorded a safe limit.
+ */
+async function findJitteredSibling(
+  parent: string,
+  manifest: RunManifest,
+): Promise<{ id: string; safeLimit: AnalysisResult['verdict']['safeLimit'] } | undefined> {
+  const names = await readdir(parent).catch(() => [] as string[]);
+  for (const name of names.sort().reverse()) {
+    if (name === manifest.id) continue;
+    const other = await readJson<RunManifest>(join(parent, name, 'run.json'), 'plateau.run').catch(
+      () => undefined,
+    );
+    if (!other || other.status !== 'completed' || other.load.jitterSeconds <= 0) continue;
+    const same =
+      JSON.stringify(other.service) === JSON.stringify(manifest.service) &&
+      other.target === manifest.target &&
+      other.load.stepsPerSec.join(',') === manifest.load.stepsPerSec.join(',');
+    if (!same) continue;
+    const analysis = await readJson<AnalysisResult>(
+      join(parent, name, 'analysis.json'),
+      'plateau.analysis',
+    ).catch(() => undefined);
+    if (analysis?.verdict.safeLimit.ratePerSec != null)
+      return { id: other.id, safeLimit: analysis.verdict.safeLimit };
+  }
+  return undefined;
 }

@@ -127,7 +127,7 @@ export function recordFields(
     safeLimit:
       safe.ratePerSec === null
         ? `none: even the first step missed p95 < ${analysis.objectives.p95Ms} ms or failures < ${analysis.objectives.failRate * 100}%`
-        : `${safe.ratePerSec}/s${(manifest?.load.jitterSeconds ?? 0) > 0 ? ' with jittered arrivals' : ''} (p95 ${num(safe.p95Ms)} ms, ${num((safe.failureRate ?? 0) * 100, 2)}% failures)`,
+        : `${safe.ratePerSec}/s${safe.jittered ? ' with jittered arrivals' : ''}${safe.fromRun ? ` (from run ${safe.fromRun})` : ''} (p95 ${num(safe.p95Ms)} ms, ${num((safe.failureRate ?? 0) * 100, 2)}% failures)`,
     overload: v.overload,
     recovery: v.recovery.summary,
     database: v.database?.summary ?? 'slots unknown (no database facts in run.json)',

@@ -98,7 +98,14 @@ test("pool-limited: the pool saturates as served flattens; Little's Law agrees",
   assert.equal(v.littlesLaw?.holdMsAtPlateau, 64.52);
   assert.equal(v.littlesLaw?.predictedQueueWaitMs, 129);
   assert.equal(v.littlesLaw?.disagreement, null);
-  assert.deepEqual(v.safeLimit, { ratePerSec: 60, step: 'r060', p95Ms: 60, failureRate: 0 });
+  assert.deepEqual(v.safeLimit, {
+    ratePerSec: 60,
+    step: 'r060',
+    p95Ms: 60,
+    failureRate: 0,
+    jittered: false,
+    fromRun: null,
+  });
   assert.equal(v.overload, '503 + Retry-After; served rate held at 62/s');
   assert.match(v.nextLimit, /PostgreSQL/);
 });

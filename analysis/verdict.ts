@@ -26,6 +26,8 @@ export interface VerdictInputs {
   objectives: { p95Ms: number; failRate: number };
   database: DatabaseInfo | null;
   recoveryRatePerSec: number | null;
+  /** Whether this run's arrivals were jittered. */
+  jittered?: boolean;
 }
 
 const fmt = (x: number, digits = 1) => String(Math.round(x * 10 ** digits) / 10 ** digits);
@@ -210,6 +212,8 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
       step: safe?.step ?? null,
       p95Ms: safe?.latencyMs.p95 ?? null,
       failureRate: safe?.failureRate ?? null,
+      jittered: inputs.jittered === true,
+      fromRun: null,
     },
     overload,
     recovery,

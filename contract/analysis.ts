@@ -70,11 +70,17 @@ export interface Verdict {
     /** Prediction and measurement disagree by more than 25 %: check the instrumentation. */
     disagreement: string | null;
   } | null;
+  /**
+   * The safe limit quoted: this run's, or (real arrivals cluster) that of a jittered run of
+   * the same configuration when one exists beside it (`fromRun` names it).
+   */
   safeLimit: {
     ratePerSec: number | null;
     step: string | null;
     p95Ms: number | null;
     failureRate: number | null;
+    jittered: boolean;
+    fromRun: string | null;
   };
   overload: string;
   recovery: { seconds: number | null; summary: string };
