@@ -274,7 +274,7 @@ async function findJitteredSibling(
     const other = await readJson<RunManifest>(join(parent, name, 'run.json'), 'plateau.run').catch(
       () => undefined,
     );
-    if (!other || other.status !== 'completed' || other.load.jitterSeconds <= 0) continue;
+    if (other?.status !== 'completed' || other.load.jitterSeconds <= 0) continue;
     const same =
       JSON.stringify(other.service) === JSON.stringify(manifest.service) &&
       other.target === manifest.target &&
