@@ -1,6 +1,5 @@
 // `plateau run` end to end: embedded PostgreSQL, the reference service, the embedded engine.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -8,35 +7,14 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { AnalysisResult, RunManifest } from '../contract/index.ts';
+import { PLATEAU_BIN, plateau } from './helpers/cli.ts';
 import { processesMatching, waitFor } from './helpers/processes.ts';
 import { startTestServer } from './helpers/test-server.ts';
 
-const bin = fileURLToPath(new URL('../bin/plateau.js', import.meta.url));
+const bin = PLATEAU_BIN;
 const fakeK6 = fileURLToPath(new URL('./fixtures/fake-k6/k6', import.meta.url));
 const out = await mkdtemp(join(tmpdir(), 'plateau-runs-'));
 after(() => rm(out, { recursive: true, force: true }));
-
-function plateau(
-  args: string[],
-  options: { env?: NodeJS.ProcessEnv; onStart?: (c: ReturnType<typeof spawn>) => void } = {},
-) {
-  const child = spawn(process.execPath, [bin, ...args], {
-    env: { ...process.env, ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  options.onStart?.(child);
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('exit', (code) => resolve({ code, stdout, stderr })),
-  );
-}
 
 let poolRun: string | undefined;
 

@@ -1,30 +1,11 @@
 // `plateau engine run` as a process: k6's flags, exit codes, and SIGINT keeping the data.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
+import { plateau } from './helpers/cli.ts';
 import { writeScript } from './helpers/engine.ts';
 import { startTestServer } from './helpers/test-server.ts';
-
-const bin = fileURLToPath(new URL('../bin/plateau.js', import.meta.url));
-
-function plateau(args: string[], onStart?: (child: ReturnType<typeof spawn>) => void) {
-  const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  onStart?.(child);
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('exit', (code) => resolve({ code, stdout, stderr })),
-  );
-}
 
 test('SIGINT mid-run exits 105 and still writes the CSV and the summary export', async () => {
   const server = await startTestServer();
@@ -37,8 +18,10 @@ export default async function () { await http.asyncRequest('GET', '${server.url}
   const started = Date.now();
   const result = await plateau(
     ['engine', 'run', script, '--out', `csv=${csv}`, '--summary-export', exported, '-q'],
-    (child) => {
-      setTimeout(() => child.kill('SIGINT'), 2500);
+    {
+      onStart: (child) => {
+        setTimeout(() => child.kill('SIGINT'), 2500);
+      },
     },
   );
   assert.equal(result.code, 105, result.stderr);

@@ -1,10 +1,9 @@
 // The dispatch loop both arrival-rate executors share (k6-scheduling.md §1.5).
 import type { ConstantArrivalRateScenario, RampingArrivalRateScenario } from '../config/scenarios.ts';
 import type { VirtualUser } from '../js/context.ts';
-import { nowMs } from '../js/runtime.ts';
 import type { PlannedStart } from '../schedule/arrival-rate-schedule.ts';
 import type { ExecutionTuple } from '../schedule/execution-segment.ts';
-import { type Executor, type ExecutorEnv, monotonicMs, sleepUnless } from './executor.ts';
+import { type ExecutorEnv, monotonicMs, ScenarioExecutor, sleepUnless } from './executor.ts';
 import { Interrupt } from './interrupt.ts';
 import { runIteration } from './iteration.ts';
 
@@ -17,18 +16,9 @@ import { runIteration } from './iteration.ts';
  *
  * Starts that fall due together are dispatched in one batch per timer wake-up.
  */
-export class ArrivalRateExecutor implements Executor {
-  readonly name: string;
-  readonly executor: string;
-  readonly tags: Readonly<Record<string, string>>;
-  readonly env: Readonly<Record<string, string>>;
-  startTimeMs = 0;
-  readonly stats = { iterations: 0, dropped: 0, active: 0, maxVUs: 0 };
-  readonly #env: ExecutorEnv;
+export class ArrivalRateExecutor extends ScenarioExecutor {
   readonly #config: ConstantArrivalRateScenario | RampingArrivalRateScenario;
   readonly #plan: (tuple: ExecutionTuple) => Iterable<PlannedStart>;
-  readonly #regularMs: number;
-  #startedMonotonic = 0;
 
   constructor(
     env: ExecutorEnv,
@@ -37,23 +27,13 @@ export class ArrivalRateExecutor implements Executor {
     regularDurationNs: number,
     scenarioEnv: Record<string, string>,
   ) {
-    this.#env = env;
+    super(env, regularDurationNs, scenarioEnv);
     this.#config = config;
     this.#plan = plan;
-    this.#regularMs = regularDurationNs / 1e6;
-    this.name = config.name;
-    this.executor = config.executor;
-    this.tags = config.tags;
-    this.env = scenarioEnv;
-  }
-
-  progress(): number {
-    if (this.#startedMonotonic === 0) return 0;
-    return Math.min(1, (monotonicMs() - this.#startedMonotonic) / this.#regularMs);
   }
 
   async run(): Promise<void> {
-    const { runtime, tuple, vus, exec } = this.#env;
+    const { runtime, tuple, vus, exec } = this.environment;
     const config = this.#config;
     const maxVUs = tuple.scale(config.maxVUs);
     const preAllocated = tuple.scale(config.preAllocatedVUs);
@@ -118,9 +98,7 @@ export class ArrivalRateExecutor implements Executor {
       inFlight.add(iteration);
     };
 
-    this.startTimeMs = nowMs();
-    this.#startedMonotonic = monotonicMs();
-    const origin = this.#startedMonotonic;
+    const origin = this.markStarted();
     const starts = this.#plan(tuple)[Symbol.iterator]();
     let next = starts.next();
     await new Promise<void>((resolve) => {
@@ -142,7 +120,7 @@ export class ArrivalRateExecutor implements Executor {
       tick();
     });
     // No more starts: the scenario still lasts its regular duration.
-    await sleepUnless(this.#regularMs - (monotonicMs() - origin), runtime.stopController.signal);
+    await sleepUnless(this.regularMsLeft(), runtime.stopController.signal);
     await this.#drain(inFlight, interrupt);
     runtime.stopController.signal.removeEventListener('abort', onStop);
   }

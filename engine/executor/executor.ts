@@ -2,7 +2,7 @@
 import { performance } from 'node:perf_hooks';
 import type { ScenarioConfig } from '../config/scenarios.ts';
 import { type ScenarioInfo, VirtualUser } from '../js/context.ts';
-import type { TestRuntime } from '../js/runtime.ts';
+import { nowMs, type TestRuntime } from '../js/runtime.ts';
 import type { ExecutionTuple } from '../schedule/execution-segment.ts';
 
 /** Hands out VUs with instance-wide and test-wide ids, counting them in vus_max. */
@@ -80,4 +80,51 @@ export function sleepUnless(ms: number, signal: AbortSignal): Promise<void> {
     const timer = setTimeout(done, ms);
     signal.addEventListener('abort', done, { once: true });
   });
+}
+
+/**
+ * What every executor shares: its identity as a scenario (name, executor, tags, env), its
+ * counters, and its progress through the regular duration. Subclasses implement run() and
+ * call markStarted() when the scenario begins.
+ */
+export abstract class ScenarioExecutor implements Executor {
+  readonly name: string;
+  readonly executor: string;
+  readonly tags: Readonly<Record<string, string>>;
+  readonly env: Readonly<Record<string, string>>;
+  startTimeMs = 0;
+  readonly stats = { iterations: 0, dropped: 0, active: 0, maxVUs: 0 };
+  protected readonly environment: ExecutorEnv;
+  /** The scenario's regular duration (before gracefulStop), ms. */
+  protected readonly regularMs: number;
+  /** Monotonic ms when the scenario started; 0 before. */
+  protected startedMonotonic = 0;
+
+  constructor(environment: ExecutorEnv, regularDurationNs: number, scenarioEnv: Record<string, string>) {
+    this.environment = environment;
+    this.regularMs = regularDurationNs / 1e6;
+    this.name = environment.config.name;
+    this.executor = environment.config.executor;
+    this.tags = environment.config.tags;
+    this.env = scenarioEnv;
+  }
+
+  progress(): number {
+    if (this.startedMonotonic === 0) return 0;
+    return Math.min(1, (monotonicMs() - this.startedMonotonic) / this.regularMs);
+  }
+
+  /** Records the scenario's start (exec.scenario.startTime, progress); returns the monotonic origin. */
+  protected markStarted(): number {
+    this.startTimeMs = nowMs();
+    this.startedMonotonic = monotonicMs();
+    return this.startedMonotonic;
+  }
+
+  /** Ms left of the regular duration. */
+  protected regularMsLeft(): number {
+    return this.regularMs - (monotonicMs() - this.startedMonotonic);
+  }
+
+  abstract run(): Promise<void>;
 }

@@ -6,8 +6,7 @@ import type {
   SharedIterationsScenario,
 } from '../config/scenarios.ts';
 import type { VirtualUser } from '../js/context.ts';
-import { nowMs } from '../js/runtime.ts';
-import { type Executor, type ExecutorEnv, monotonicMs, segmentedIndex, sleepUnless } from './executor.ts';
+import { type ExecutorEnv, monotonicMs, ScenarioExecutor, segmentedIndex, sleepUnless } from './executor.ts';
 import { Interrupt } from './interrupt.ts';
 import { runIteration } from './iteration.ts';
 
@@ -60,17 +59,8 @@ export function rampingVuSteps(
  * interrupted. ramping-vus releases VUs above the target after their current iteration
  * (gracefulRampDown, then interrupted).
  */
-export class VuBasedExecutor implements Executor {
-  readonly name: string;
-  readonly executor: string;
-  readonly tags: Readonly<Record<string, string>>;
-  readonly env: Readonly<Record<string, string>>;
-  startTimeMs = 0;
-  readonly stats = { iterations: 0, dropped: 0, active: 0, maxVUs: 0 };
-  readonly #env: ExecutorEnv;
+export class VuBasedExecutor extends ScenarioExecutor {
   readonly #config: VuScenario;
-  readonly #regularMs: number;
-  #startedMonotonic = 0;
 
   constructor(
     env: ExecutorEnv,
@@ -78,22 +68,12 @@ export class VuBasedExecutor implements Executor {
     regularDurationNs: number,
     scenarioEnv: Record<string, string>,
   ) {
-    this.#env = env;
+    super(env, regularDurationNs, scenarioEnv);
     this.#config = config;
-    this.#regularMs = regularDurationNs / 1e6;
-    this.name = config.name;
-    this.executor = config.executor;
-    this.tags = config.tags;
-    this.env = scenarioEnv;
-  }
-
-  progress(): number {
-    if (this.#startedMonotonic === 0) return 0;
-    return Math.min(1, (monotonicMs() - this.#startedMonotonic) / this.#regularMs);
   }
 
   async run(): Promise<void> {
-    const { runtime, tuple, vus: factory, exec } = this.#env;
+    const { runtime, tuple, vus: factory, exec } = this.environment;
     const config = this.#config;
     const steps =
       config.executor === 'ramping-vus'
@@ -152,12 +132,11 @@ export class VuBasedExecutor implements Executor {
       for (let slot = 0; slot < wanted; slot++) if (!loops.has(slot)) loops.set(slot, loop(slot));
     };
 
-    this.startTimeMs = nowMs();
-    this.#startedMonotonic = monotonicMs();
+    this.markStarted();
     startLoops();
     const rampDownNs = config.executor === 'ramping-vus' ? config.gracefulRampDownNs : 0;
     for (const step of steps.slice(1)) {
-      await sleepUnless(step.atNs / 1e6 - (monotonicMs() - this.#startedMonotonic), regularEnd.signal);
+      await sleepUnless(step.atNs / 1e6 - (monotonicMs() - this.startedMonotonic), regularEnd.signal);
       if (regularEnd.signal.aborted) break;
       const previous = wanted;
       wanted = step.vus;
@@ -176,14 +155,11 @@ export class VuBasedExecutor implements Executor {
       // the maxDuration timer is cancelled either way so it cannot hold the process open.
       const finished = new AbortController();
       const loopsDone = allLoops().then(() => finished.abort());
-      await sleepUnless(this.#regularMs, AbortSignal.any([runtime.stopController.signal, finished.signal]));
+      await sleepUnless(this.regularMs, AbortSignal.any([runtime.stopController.signal, finished.signal]));
       finished.abort();
       void loopsDone;
     } else {
-      await sleepUnless(
-        this.#regularMs - (monotonicMs() - this.#startedMonotonic),
-        runtime.stopController.signal,
-      );
+      await sleepUnless(this.regularMsLeft(), runtime.stopController.signal);
     }
     regularEnd.abort();
     if (loops.size > 0) {

@@ -1,0 +1,27 @@
+// Runs the plateau CLI as a child process and collects what it printed.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** `bin/plateau.js` of this checkout. */
+export const PLATEAU_BIN = fileURLToPath(new URL('../../bin/plateau.js', import.meta.url));
+
+/** Runs `plateau args…`; `onStart` gets the child (to send signals). */
+export function plateau(
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; onStart?: (child: ChildProcess) => void } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [PLATEAU_BIN, ...args], {
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr!.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  options.onStart?.(child);
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
+}
