@@ -45,6 +45,20 @@ function gitCommit(): string | null {
   }
 }
 
+/** `k6 version`'s first line, or 'unknown' when the binary does not answer. */
+function k6Version(bin: string): string {
+  try {
+    const out = execFileSync(bin, ['version'], {
+      encoding: 'utf8',
+      timeout: 5000,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    return out.split('\n')[0]?.trim() || 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
 async function fetchSteps(url: string): Promise<ServerStepReport | undefined> {
   try {
     const res = await request(`${url}/steps`, { headersTimeout: 5000, bodyTimeout: 10_000 });
@@ -102,7 +116,10 @@ export async function runStudy(
           ACQUIRE_TIMEOUT_MS: serviceConfig.acquireTimeoutMs,
         },
     target: plan.target ?? 'reference statement service',
-    engine: { name: plan.engine, version: plan.engine === 'embedded' ? 'plateau-embedded' : 'unknown' },
+    engine: {
+      name: plan.engine,
+      version: plan.engine === 'embedded' ? 'plateau-embedded' : k6Version(plan.k6Bin),
+    },
     database: null,
     versions: { node: process.version, plateau: '0.1.0', gitCommit: gitCommit() },
     machine: { cpus: cpus().length, memoryMb: Math.round(totalmem() / 1_048_576), platform: platform() },
