@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import type { GroupRecord, TestRuntime } from '../js/runtime.ts';
 import type { Metric, Submetric } from '../metrics/metric.ts';
 import { CounterSink, GaugeSink, RateSink, type TrendSink } from '../metrics/sinks.ts';
+import { aggregate } from '../metrics/thresholds.ts';
 
 /** A metric in handleSummary's data (k6's default, legacy-shaped summary). */
 export interface SummaryMetric {
@@ -39,21 +40,9 @@ export interface SummaryData {
 
 const md5 = (text: string) => createHash('md5').update(text).digest('hex');
 
+/** A trend statistic: the threshold aggregations (avg, min, med, max, p(N)) plus count. */
 function trendValue(sink: TrendSink, stat: string): number {
-  switch (stat) {
-    case 'avg':
-      return sink.avg;
-    case 'min':
-      return sink.min;
-    case 'med':
-      return sink.med;
-    case 'max':
-      return sink.max;
-    case 'count':
-      return sink.count;
-    default:
-      return sink.percentile(Number(stat.slice(2, -1)));
-  }
+  return stat === 'count' ? sink.count : (aggregate(sink, stat, 0) ?? 0);
 }
 
 function values(
