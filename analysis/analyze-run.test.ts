@@ -188,3 +188,17 @@ test('a jittered run of the same configuration beside it supplies the quoted saf
     /^safe limit: {4}10\/s with jittered arrivals \(from run 20261201-000000-aaaaaa\)/m,
   );
 });
+
+test("a client file with fewer requests than k6's summary counted is flagged as cut short", async () => {
+  const run = join(dir, 'run-cut');
+  await mkdir(run);
+  const lines = [HEADER];
+  for (let t = 0; t < 5; t++) lines.push(req(1_800_000_000 + t, 200, 'r010'));
+  await writeFile(join(run, 'k6.csv'), `${lines.join('\n')}\n`);
+  await writeFile(
+    join(run, 'summary.json'),
+    JSON.stringify({ metrics: { http_reqs: { count: 50, rate: 10 } } }),
+  );
+  const out = await analyzePath(run);
+  assert.match(out.analysis.verdict.notes.join(' '), /holds 5 of the 50 requests k6's summary counted/);
+});

@@ -94,6 +94,8 @@ export async function analyze(options: {
   steady?: boolean;
   /** The folder holding this run's siblings, to find a jittered run of the same configuration. */
   siblings?: string;
+  /** k6's --summary-export file, to check the client file holds every request. */
+  summaryFile?: string | undefined;
 }): Promise<AnalysisOutput> {
   const manifest = options.manifestFile
     ? await readJson<RunManifest>(options.manifestFile, 'plateau.run')
@@ -118,6 +120,7 @@ export async function analyze(options: {
     database: manifest?.database ?? null,
     recoveryRatePerSec: manifest?.load.recoveryRatePerSec ?? null,
     jittered: (manifest?.load.jitterSeconds ?? 0) > 0,
+    clientP95MsBySecond: client.p95MsAfterRampBySecond,
   });
   if (manifest && options.siblings && manifest.load.jitterSeconds === 0) {
     const jittered = await findJitteredSibling(options.siblings, manifest);
@@ -127,6 +130,12 @@ export async function analyze(options: {
         `the safe limit quoted is that of jittered run ${jittered.id} (real arrivals cluster)`,
       );
     }
+  }
+  const summaryRequests = options.summaryFile ? await summaryRequestCount(options.summaryFile) : undefined;
+  if (summaryRequests !== undefined && client.totalRequests < summaryRequests) {
+    verdict.notes.push(
+      `the client file holds ${client.totalRequests} of the ${summaryRequests} requests k6's summary counted: it was cut short`,
+    );
   }
   if (client.totalRequests === 0)
     verdict.notes.push('the file holds no http_reqs samples: nothing to analyse');
@@ -241,6 +250,7 @@ export async function analyzePath(
     manifestFile: join(path, 'run.json'),
     steady: options.steady === true,
     siblings: dirname(resolve(path)),
+    summaryFile: join(path, 'summary.json'),
   });
   await writeFileAtomic(join(path, 'analysis.json'), `${JSON.stringify(output.analysis, null, 2)}\n`);
   await writeFileAtomic(join(path, 'record.txt'), output.record);
@@ -288,4 +298,18 @@ async function findJitteredSibling(
       return { id: other.id, safeLimit: analysis.verdict.safeLimit };
   }
   return undefined;
+}
+
+/** `metrics.http_reqs.count` of a k6 summary export (legacy or handleSummary shape), if readable. */
+async function summaryRequestCount(path: string): Promise<number | undefined> {
+  try {
+    const summary = JSON.parse(await readFile(path, 'utf8')) as {
+      metrics?: Record<string, { count?: number; values?: { count?: number } }>;
+    };
+    const reqs = summary.metrics?.http_reqs;
+    const count = reqs?.count ?? reqs?.values?.count;
+    return typeof count === 'number' ? count : undefined;
+  } catch {
+    return undefined;
+  }
 }

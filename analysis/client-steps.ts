@@ -26,6 +26,8 @@ export interface ClientSteps {
   /** Whether requests carried `step` tags (otherwise steps are time windows). */
   tagged: boolean;
   droppedBySecond: Map<number, number>;
+  /** p95 latency per epoch second after the ramp (drain and recovery), for recovery time. */
+  p95MsAfterRampBySecond: Map<number, number>;
   lagMsBySecond: Map<number, number>;
   cpuPctBySecond: Map<number, number>;
   /** Every http_reqs sample, for a cross-check against other sources. */
@@ -77,6 +79,7 @@ export class ClientStepAggregator {
   readonly #dropped = new Map<number, number>();
   readonly #lag = new Map<number, number>();
   readonly #cpu = new Map<number, number>();
+  readonly #afterRamp = new Map<number, LatencyHistogram>();
   #anyTag = false;
   #total = 0;
   #lastWindowScenario: string | undefined;
@@ -95,6 +98,15 @@ export class ClientStepAggregator {
         return;
       case 'http_req_duration':
         for (const group of this.#groups(sample)) group.step.latency.record(sample.value);
+        if (sample.step === 'drain' || sample.step === 'recovery') {
+          const second = Math.floor(sample.timeS);
+          let histogram = this.#afterRamp.get(second);
+          if (!histogram) {
+            histogram = new LatencyHistogram();
+            this.#afterRamp.set(second, histogram);
+          }
+          histogram.record(sample.value);
+        }
         return;
       case 'dropped_iterations':
         bump(this.#dropped, Math.floor(sample.timeS), sample.value);
@@ -123,6 +135,7 @@ export class ClientStepAggregator {
       steps: groups,
       tagged,
       droppedBySecond: this.#dropped,
+      p95MsAfterRampBySecond: new Map([...this.#afterRamp].map(([second, h]) => [second, h.summary().p95])),
       lagMsBySecond: this.#lag,
       cpuPctBySecond: this.#cpu,
       totalRequests: this.#total,

@@ -212,6 +212,11 @@ test('unbounded queue (SHED=off): no errors, latency in seconds, the backlog and
   ];
   const v = decideVerdict(inputs(rows, { settings, timeline }));
   assert.equal(v.firstLimit.resource, 'pool', 'waiting grew without bound');
+  // With the client side known, recovery also waits for p95 back under 250 ms: here at 78 s, not 75.
+  const clientP95 = new Map(Array.from({ length: 90 }, (_, i) => [101 + i, i < 78 ? 2000 : 100]));
+  const withClient = decideVerdict(inputs(rows, { settings, timeline, clientP95MsBySecond: clientP95 }));
+  assert.equal(withClient.recovery.seconds, 78);
+  assert.match(withClient.recovery.summary, /and p95 under 250 ms within 78 s/);
   assert.equal(
     v.overload,
     'no errors; p95 9.3 s: queueing; backlog 960 at the end of the ramp, drains in ~80 s at 50/s',

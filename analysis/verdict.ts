@@ -28,6 +28,8 @@ export interface VerdictInputs {
   recoveryRatePerSec: number | null;
   /** Whether this run's arrivals were jittered. */
   jittered?: boolean;
+  /** Client p95 per epoch second after the ramp; recovery also waits for it to meet the objective. */
+  clientP95MsBySecond?: Map<number, number>;
 }
 
 const fmt = (x: number, digits = 1) => String(Math.round(x * 10 ** digits) / 10 ** digits);
@@ -192,7 +194,7 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
   }
 
   // Recovery, from the server's per-second timeline.
-  const recovery = recoveryFrom(inputs.timeline, rows);
+  const recovery = recoveryFrom(inputs.timeline, rows, inputs.clientP95MsBySecond, objectives.p95Ms);
 
   const database = inputs.database
     ? {
@@ -233,7 +235,17 @@ const NEXT_LIMIT: Record<LimitResource, string> = {
   none: 'raise the steps until served throughput stops following offered load',
 };
 
-function recoveryFrom(timeline: TimelinePoint[], rows: SaturationRow[]): Verdict['recovery'] {
+/**
+ * Seconds from the end of the ramp (the first second labelled drain or recovery) until the
+ * wait queue is empty (mean under 0.1 over a second) and, when the client side is known,
+ * client p95 in that second is back under the objective.
+ */
+function recoveryFrom(
+  timeline: TimelinePoint[],
+  rows: SaturationRow[],
+  clientP95: Map<number, number> | undefined,
+  objectiveMs: number,
+): Verdict['recovery'] {
   const rampEnd = timeline.findIndex((p) => p.step === 'drain' || p.step === 'recovery');
   if (timeline.length === 0 || rampEnd < 0) {
     const recoveryRow = rows.find((r) => r.step === 'recovery');
@@ -245,10 +257,25 @@ function recoveryFrom(timeline: TimelinePoint[], rows: SaturationRow[]): Verdict
     };
   }
   const start = timeline[rampEnd]!.t;
+  const clientKnown = clientP95 !== undefined && clientP95.size > 0;
   // Empty: under a tenth of a request waiting on average over the second (at a busy
   // recovery rate a request may still wait for a moment now and then).
-  const clear = timeline.slice(rampEnd).find((p) => p.waitingMean < EMPTY_QUEUE_MEAN);
-  if (!clear) return { seconds: null, summary: 'the wait queue never emptied within the run' };
+  const clear = timeline
+    .slice(rampEnd)
+    .find(
+      (p) => p.waitingMean < EMPTY_QUEUE_MEAN && (!clientKnown || (clientP95.get(p.t) ?? 0) < objectiveMs),
+    );
+  if (!clear) {
+    return {
+      seconds: null,
+      summary: clientKnown
+        ? 'the wait queue or client p95 never recovered within the run'
+        : 'the wait queue never emptied within the run',
+    };
+  }
   const seconds = clear.t - start;
-  return { seconds, summary: `queue empty within ${seconds} s of the end of the ramp` };
+  return {
+    seconds,
+    summary: `queue empty${clientKnown ? ` and p95 under ${objectiveMs} ms` : ''} within ${seconds} s of the end of the ramp`,
+  };
 }
