@@ -40,6 +40,7 @@ const base = (
   generator: { lagMsMax: 1.2, cpuPctMax: 12 },
   server: {
     checkedOutPct: pool,
+    eventLoopUtilization: 0.25,
     waitingMean: 0,
     waitingMax: 0,
     waitP95Ms: 0.2,
@@ -50,7 +51,14 @@ const base = (
   ...extra,
 });
 
-const saturated = { waitingMean: 7.6, waitingMax: 8, waitP95Ms: 182.5, queryP95Ms: 51.1, cpuPct: 24 };
+const saturated = {
+  waitingMean: 7.6,
+  waitingMax: 8,
+  waitP95Ms: 182.5,
+  queryP95Ms: 51.1,
+  cpuPct: 24,
+  eventLoopUtilization: 0.31,
+};
 const rows: SaturationRow[] = [
   base('r020', 20, 20, 27),
   base('r040', 40, 39.9, 54),

@@ -98,6 +98,7 @@ export function buildSaturationTable(
             waitP95Ms: bucket.waitMs.p95,
             queryP95Ms: bucket.queryMs.p95,
             cpuPct: bucket.process.cpuPct,
+            eventLoopUtilization: bucket.process.eventLoopUtilization,
           }
         : null,
       invalid: reasons.length > 0 ? reasons.join('; ') : null,

@@ -33,6 +33,7 @@ function row(
     generator: { lagMsMax: 2, cpuPctMax: 20 },
     server: {
       checkedOutPct: 20,
+      eventLoopUtilization: 0.2,
       waitingMean: 0,
       waitingMax: 0,
       waitP95Ms: 0.3,
@@ -120,6 +121,16 @@ test('CPU-limited: the process reaches a core while the pool has room', () => {
   assert.equal(v.firstLimit.resource, 'cpu');
   assert.match(v.evidence.saturated[0]!, /CPU 98%/);
   assert.match(v.evidence.flat.join(' '), /pool 60%/);
+});
+
+test('event-loop-limited: the loop is saturated even though total CPU stays under a core', () => {
+  const rows = [
+    row(50, 50, { cpuPct: 30 }),
+    row(100, 80, { cpuPct: 70, eventLoopUtilization: 0.97, checkedOutPct: 50 }),
+  ];
+  const v = decideVerdict(inputs(rows));
+  assert.equal(v.firstLimit.resource, 'cpu');
+  assert.match(v.evidence.saturated[0]!, /event loop 97% busy/);
 });
 
 test('database-limited: query time rises while the pool is not full', () => {

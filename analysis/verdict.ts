@@ -16,6 +16,8 @@ export const POOL_SATURATED_PCT = 90;
 export const CPU_SATURATED_PCT = 85;
 /** Query time has risen when p95 reaches this multiple of the first step's. */
 export const QUERY_RISE = 1.5;
+/** An event loop is saturated from this utilisation (0..1). */
+export const LOOP_SATURATED = 0.9;
 /** A wait queue counts as empty below this time-weighted mean over a second. */
 export const EMPTY_QUEUE_MEAN = 0.1;
 
@@ -88,14 +90,16 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
       const waitJumped = s.waitP95Ms >= 5 * Math.max(b.waitP95Ms, 1);
       const queueFull = queueMax !== null ? s.waitingMax >= queueMax : s.waitingMean >= 1;
       const poolFull = pct >= POOL_SATURATED_PCT && (queueFull || waitJumped);
-      const cpuFull = s.cpuPct >= CPU_SATURATED_PCT;
+      // A Node service saturates its one event-loop thread even when other threads keep
+      // total CPU under a core: either figure counts.
+      const cpuFull = s.cpuPct >= CPU_SATURATED_PCT || s.eventLoopUtilization >= LOOP_SATURATED;
       const queryRose =
         s.queryP95Ms >= QUERY_RISE * Math.max(b.queryP95Ms, 0.001) && pct < POOL_SATURATED_PCT;
       const poolText = `pool ${fmt(pct, 0)}% checked out${poolMax ? ` of ${poolMax}` : ''}`;
       const waitText = `waiting mean ${fmt(s.waitingMean)}, max ${s.waitingMax}${queueMax !== null ? ` (queue cap ${queueMax})` : ''}`;
       const waitP95Text = `wait p95 ${fmt(s.waitP95Ms)} ms (${fmt(b.waitP95Ms)} ms at ${baseline!.step})`;
       const queryText = `query p95 ${fmt(s.queryP95Ms)} ms (${fmt(b.queryP95Ms)} ms at ${baseline!.step})`;
-      const cpuText = `CPU ${fmt(s.cpuPct, 0)}% (${fmt(b.cpuPct, 0)}% at ${baseline!.step})`;
+      const cpuText = `CPU ${fmt(s.cpuPct, 0)}%, event loop ${fmt(s.eventLoopUtilization * 100, 0)}% busy (${fmt(b.cpuPct, 0)}%, ${fmt(b.eventLoopUtilization * 100, 0)}% at ${baseline!.step})`;
       if (poolFull) {
         resource = 'pool';
         saturated.push(poolText, waitText, waitP95Text);

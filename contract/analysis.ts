@@ -47,6 +47,8 @@ export interface SaturationRow {
     waitP95Ms: number;
     queryP95Ms: number;
     cpuPct: number;
+    /** Event-loop utilisation 0..1. */
+    eventLoopUtilization: number;
   } | null;
   /** The row is not valid evidence (the generator failed to deliver the load). */
   invalid: string | null;
