@@ -197,12 +197,20 @@ test('--engine k6 drives a k6 binary with the same flags and collects its files'
     { env: { FAKE_K6_LOG: log } },
   );
   assert.equal(result.code, 0, result.stderr);
-  const args = JSON.parse((await readFile(log, 'utf8')).trim()) as string[];
+  const calls = (await readFile(log, 'utf8'))
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as string[]);
+  assert.deepEqual(calls[0], ['version'], 'asked for its version first, for run.json');
+  const args = calls.find((c) => c[0] === 'run')!;
   assert.equal(args[0], 'run');
   assert.ok(args.includes(`BASE_URL=${server.url}`));
   assert.ok(args.includes('STEPS=5,10'));
   assert.match(result.stdout, /r005 +5 +5 +5/);
   assert.match(result.stdout, /no server side/);
+  const runDir = /run directory: (\S+)/.exec(result.stdout)?.[1];
+  const manifest = JSON.parse(await readFile(join(runDir!, 'run.json'), 'utf8')) as RunManifest;
+  assert.equal(manifest.engine.version, 'k6 v1.0.0-fake (plateau test stand-in)');
 });
 
 test('a missing k6 binary is named, with how to install it or use the embedded engine', async () => {
