@@ -18,6 +18,16 @@ const req = (t: number, status: number, step?: string, ms = 50) =>
     `http_req_duration,${t},${ms.toFixed(6)},,,,true,,GET,GET /s,HTTP/1.1,capacity,,${status},,,GET /s,${step ? `step=${step}` : ''},`,
   ].join('\n');
 
+/** Creates `<dir>/<name>/` holding a k6.csv of `count` 200s tagged `step`, one per second. */
+async function runWithRequests(name: string, count: number, step: string): Promise<string> {
+  const run = join(dir, name);
+  await mkdir(run);
+  const lines = [HEADER];
+  for (let t = 0; t < count; t++) lines.push(req(1_800_000_000 + t, 200, step));
+  await writeFile(join(run, 'k6.csv'), `${lines.join('\n')}\n`);
+  return run;
+}
+
 async function rejectsWith(path: string, message: RegExp) {
   await assert.rejects(
     analyzePath(path),
@@ -67,11 +77,7 @@ test('a truncated last line and a broken server.json: the first is tolerated, th
 });
 
 test('a client file from a different run than the manifest is flagged', async () => {
-  const run = join(dir, 'run-mismatch');
-  await mkdir(run);
-  const lines = [HEADER];
-  for (let t = 0; t < 5; t++) lines.push(req(1_800_000_000 + t, 200, 'r999'));
-  await writeFile(join(run, 'k6.csv'), `${lines.join('\n')}\n`);
+  const run = await runWithRequests('run-mismatch', 5, 'r999');
   await writeFile(
     join(run, 'run.json'),
     JSON.stringify({
@@ -190,11 +196,7 @@ test('a jittered run of the same configuration beside it supplies the quoted saf
 });
 
 test("a client file with fewer requests than k6's summary counted is flagged as cut short", async () => {
-  const run = join(dir, 'run-cut');
-  await mkdir(run);
-  const lines = [HEADER];
-  for (let t = 0; t < 5; t++) lines.push(req(1_800_000_000 + t, 200, 'r010'));
-  await writeFile(join(run, 'k6.csv'), `${lines.join('\n')}\n`);
+  const run = await runWithRequests('run-cut', 5, 'r010');
   await writeFile(
     join(run, 'summary.json'),
     JSON.stringify({ metrics: { http_reqs: { count: 50, rate: 10 } } }),

@@ -148,15 +148,20 @@ export function consolidateOptions(scriptOptions: unknown, overrides: OptionOver
         }
         return { preAllocatedVUs, maxVUs };
       };
+      /** `duration` of the executors that need one: at least 1 s, as k6 requires. */
+      const requiredDuration = () => {
+        const ns = duration(s.duration, at('duration'), 0);
+        if (ns < SECOND_NS)
+          problems.push({
+            setting: at('duration'),
+            message: 'is missing or under 1s',
+            hint: "use e.g. '30s'",
+          });
+        return ns;
+      };
       switch (s.executor) {
         case 'constant-arrival-rate': {
-          const durationNs = duration(s.duration, at('duration'), 0);
-          if (durationNs < SECOND_NS)
-            problems.push({
-              setting: at('duration'),
-              message: 'is missing or under 1s',
-              hint: "use e.g. '30s'",
-            });
+          const durationNs = requiredDuration();
           scenarios.push({
             ...base,
             executor: 'constant-arrival-rate',
@@ -178,13 +183,7 @@ export function consolidateOptions(scriptOptions: unknown, overrides: OptionOver
           });
           break;
         case 'constant-vus': {
-          const durationNs = duration(s.duration, at('duration'), 0);
-          if (durationNs < SECOND_NS)
-            problems.push({
-              setting: at('duration'),
-              message: 'is missing or under 1s',
-              hint: "use e.g. '30s'",
-            });
+          const durationNs = requiredDuration();
           scenarios.push({
             ...base,
             executor: 'constant-vus',
