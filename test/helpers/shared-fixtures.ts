@@ -1,19 +1,40 @@
-// Where the real k6 output fixtures are: ../shared/fixtures/k6-real beside the checkout
-// (CI lays shared/ there too), or PLATEAU_SHARED_DIR. They are never copied into the repo.
+// Where the real k6 output fixtures are: shared/fixtures/k6-real beside the checkout (CI lays
+// shared/ there), beside the local repository it was cloned from, or PLATEAU_SHARED_DIR.
+// They are never copied into the repo.
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const shared = process.env.PLATEAU_SHARED_DIR ?? join(root, '..', 'shared');
+
+/** A local clone's origin (a path), whose parent may hold shared/. */
+function originPath(): string | undefined {
+  try {
+    const url = execFileSync('git', ['config', '--get', 'remote.origin.url'], {
+      cwd: root,
+      encoding: 'utf8',
+    }).trim();
+    const path = url.startsWith('file://') ? fileURLToPath(url) : url;
+    return isAbsolute(path) ? path : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** The k6-real fixture directory, with a trailing slash. Throws a clear error when absent. */
 export function k6RealFixtures(): string {
-  const dir = join(shared, 'fixtures', 'k6-real');
-  if (!existsSync(dir)) {
-    throw new Error(
-      `the real k6 fixtures are not at ${dir}: put shared/ beside the checkout or set PLATEAU_SHARED_DIR`,
-    );
+  const origin = originPath();
+  const candidates = [
+    process.env.PLATEAU_SHARED_DIR,
+    join(root, '..', 'shared'),
+    origin ? join(origin, '..', 'shared') : undefined,
+  ].filter((c): c is string => c !== undefined);
+  for (const shared of candidates) {
+    const dir = join(shared, 'fixtures', 'k6-real');
+    if (existsSync(dir)) return `${dir}/`;
   }
-  return `${dir}/`;
+  throw new Error(
+    `the real k6 fixtures are not in ${candidates.map((c) => join(c, 'fixtures', 'k6-real')).join(' or ')}: put shared/ beside the checkout or set PLATEAU_SHARED_DIR`,
+  );
 }
