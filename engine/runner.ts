@@ -19,6 +19,7 @@ import { JsonOutput } from './output/json.ts';
 import type { Output } from './output/output.ts';
 import { buildSummaryData, renderTextSummary, type SummaryData, summaryExport } from './output/summary.ts';
 import { ExecutionTuple, parseSegment, parseSequence } from './schedule/execution-segment.ts';
+import { peakArrivalRate, rehearseHotPath, WARM_UP_MIN_RATE } from './warm-up.ts';
 
 /** How often thresholds are evaluated during a run (k6: every 2 s). */
 const THRESHOLD_INTERVAL_MS = 2000;
@@ -58,6 +59,11 @@ export interface RunConfig {
   stdout?: (text: string) => void;
   /** Aborting it stops the run like SIGINT (exit 105), after writing what was gathered. */
   signal?: AbortSignal;
+  /**
+   * Rehearse the per-request code against a local sink before the test clock starts when an
+   * arrival-rate scenario plans ≥ 1,000 iterations/s (default true); see engine/warm-up.ts.
+   */
+  warmUp?: boolean;
   /** Called every second while scenarios run. */
   onProgress?: (progress: Progress) => void;
 }
@@ -129,6 +135,15 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
       );
     }
     for (const output of outputs) await output.start();
+    // Before the clock starts, as k6 initializes VUs before it: warm the per-request code.
+    const peakRate = peakArrivalRate(options.scenarios);
+    if (config.warmUp !== false && peakRate >= WARM_UP_MIN_RATE) {
+      const rehearsal = await rehearseHotPath(peakRate);
+      logger.log(
+        'info',
+        `warmed up: ${rehearsal.iterations} rehearsal iterations against a local sink in ${(rehearsal.ms / 1000).toFixed(1)}s (--no-warm-up skips this)`,
+      );
+    }
 
     runtime.markStarted();
     runtime.startFlushing();

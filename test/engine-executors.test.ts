@@ -142,3 +142,28 @@ export const options = { scenarios: { rv: { executor: 'ramping-vus', startVUs: 1
     'after the drop to 1 VU only VU 1 sends',
   );
 });
+
+test('a high-rate test is rehearsed against a local sink first; nothing of it reaches the target or the outputs', async () => {
+  const server = await startTestServer();
+  const script = await writeScript(`${request(server.url)}
+export const options = { scenarios: { car: { executor: 'constant-arrival-rate', rate: 1000, duration: '1s', preAllocatedVUs: 50, maxVUs: 200 } } };`);
+  const run = await runScript(script);
+  assert.equal(run.exitCode, 0, run.logs.join('\n'));
+  const warmed = run.logs.find((line) => line.includes('warmed up'));
+  assert.ok(warmed, `the rehearsal is announced: ${run.logs.join('\n')}`);
+  const rehearsed = Number(/warmed up: (\d+) rehearsal iterations/.exec(warmed)?.[1]);
+  assert.ok(rehearsed >= 500, `the rehearsal ran at the test's rate: ${warmed}`);
+  // The script's own starts, and only those, reached the target and the outputs.
+  const dropped = Number(run.exported?.metrics.dropped_iterations?.count ?? 0);
+  assert.equal(server.requests.length + dropped, 1000);
+  assert.ok(server.requests.every((r) => r.url.startsWith('/?i=')));
+  const reqs = run.rows.filter((r) => r.metric_name === 'http_reqs');
+  assert.equal(reqs.length, server.requests.length);
+  assert.ok(reqs.every((r) => r.url?.startsWith(server.url) && r.scenario === 'car'));
+  assert.equal(run.exported?.metrics.iterations?.count, server.requests.length);
+  assert.ok(!run.rows.some((r) => r.scenario === 'warm-up' || r.url?.includes('/warm-up')));
+
+  const cold = await runScript(script, { warmUp: false });
+  assert.equal(cold.exitCode, 0);
+  assert.ok(!cold.logs.some((line) => line.includes('warmed up')), '--no-warm-up skips it');
+});

@@ -112,6 +112,10 @@ VUs (k6 gives each VU its own runtime).`,
       new Option('--include-system-env-vars [bool]', 'pass the system environment to __ENV').default(true),
     )
     .option('-q, --quiet', 'no progress output')
+    .option(
+      '--no-warm-up',
+      'skip the short rehearsal against a local sink that warms the engine before high-rate tests',
+    )
     .addHelpText(
       'after',
       `
@@ -145,6 +149,7 @@ Examples:
             ? { executionSegmentSequence: options.executionSegmentSequence as string }
             : {}),
         },
+        warmUp: options.warmUp !== false,
         signal: stop.signal,
         ...(interactive
           ? { onProgress: (p: Progress) => process.stderr.write(`\r\x1b[K${formatProgress(p)}`) }
