@@ -1,12 +1,33 @@
 #!/usr/bin/env node
 // Entry point: runs the TypeScript sources through tsx, so a checkout needs no build step.
+import { spawn } from 'node:child_process';
+import { constants } from 'node:os';
 import { register } from 'tsx/esm/api';
 
 register();
-// `plateau … | head` closes the pipe early: that is not an error.
-process.stdout.on('error', (error) => {
-  if (error.code === 'EPIPE') process.exit(0);
-  throw error;
-});
-const { main } = await import('../harness/cli.ts');
-await main(process.argv);
+const { engineNodeFlags, needsEngineRelaunch } = await import('../engine/node-flags.ts');
+
+if (needsEngineRelaunch(process.argv, process.execArgv)) {
+  // `engine run` needs V8 flags that only a process's command line can set: run it in a
+  // child that has them. The child gets its own process group so that a terminal's Ctrl-C
+  // reaches it once, through this relay, exactly as if it had been pressed there.
+  const child = spawn(
+    process.execPath,
+    [...process.execArgv, ...engineNodeFlags(), ...process.argv.slice(1)],
+    { stdio: 'inherit', detached: true },
+  );
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+    process.on(signal, () => child.kill(signal));
+  }
+  child.on('exit', (code, signal) => {
+    process.exitCode = code ?? 128 + (signal ? constants.signals[signal] : 0);
+  });
+} else {
+  // `plateau … | head` closes the pipe early: that is not an error.
+  process.stdout.on('error', (error) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    throw error;
+  });
+  const { main } = await import('../harness/cli.ts');
+  await main(process.argv);
+}

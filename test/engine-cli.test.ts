@@ -5,9 +5,10 @@ import { test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { plateau } from './helpers/cli.ts';
 import { writeScript } from './helpers/engine.ts';
+import { childCommandLines } from './helpers/processes.ts';
 import { startTestServer } from './helpers/test-server.ts';
 
-test('SIGINT mid-run exits 105 and still writes the CSV and the summary export', async () => {
+test('SIGINT mid-run exits 105 and still writes the CSV and the summary export (through the GC relaunch)', async () => {
   const server = await startTestServer();
   const script = await writeScript(`
 import http from 'k6/http';
@@ -16,14 +17,21 @@ export default async function () { await http.asyncRequest('GET', '${server.url}
   const csv = `${script}.csv`;
   const exported = `${script}.summary.json`;
   const started = Date.now();
+  let engineCommand: string[] | undefined;
   const result = await plateau(
     ['engine', 'run', script, '--out', `csv=${csv}`, '--summary-export', exported, '-q'],
     {
       onStart: (child) => {
-        setTimeout(() => child.kill('SIGINT'), 2500);
+        setTimeout(() => {
+          // `plateau engine run` starts the engine again with V8's single-threaded GC;
+          // the SIGINT goes to the process the user started and must reach the engine once.
+          engineCommand = childCommandLines(child.pid!).find((line) => line.includes('engine'));
+          child.kill('SIGINT');
+        }, 2500);
       },
     },
   );
+  assert.ok(engineCommand?.includes('--single-threaded-gc'), `engine child: ${engineCommand?.join(' ')}`);
   assert.equal(result.code, 105, result.stderr);
   assert.ok(Date.now() - started < 15_000);
   const rows = (await readFile(csv, 'utf8')).trim().split('\n');
@@ -67,4 +75,24 @@ export default async function () { await http.asyncRequest('GET', __ENV.TARGET +
   const missing = await plateau(['engine', 'run', '/no/such/script.js', '-q']);
   assert.equal(missing.code, 107);
   assert.match(missing.stderr, /script\.js/);
+});
+
+test('PLATEAU_ENGINE_GC=parallel runs the engine in the process started, with V8 default GC', async () => {
+  const server = await startTestServer();
+  const script = await writeScript(`
+import http from 'k6/http';
+export const options = { scenarios: { short: { executor: 'constant-arrival-rate', rate: 10, duration: '2s', preAllocatedVUs: 2 } } };
+export default async function () { await http.asyncRequest('GET', '${server.url}/'); }`);
+  let children: string[][] = [];
+  const result = await plateau(['engine', 'run', script, '-q'], {
+    env: { PLATEAU_ENGINE_GC: 'parallel' },
+    onStart: (child) => {
+      setTimeout(() => {
+        children = childCommandLines(child.pid!);
+      }, 1500);
+    },
+  });
+  assert.equal(result.code, 0, result.stderr);
+  assert.ok(!children.some((line) => line.includes('engine')), `no relaunch: ${JSON.stringify(children)}`);
+  assert.equal(server.requests.length, 20);
 });

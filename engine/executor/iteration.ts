@@ -4,6 +4,8 @@ import { runInContext } from '../js/context.ts';
 import { describe } from '../js/loader.ts';
 import { TestAbortedError } from '../js/modules/execution.ts';
 import { nowMs, type TestRuntime } from '../js/runtime.ts';
+import type { BuiltinMetricName } from '../metrics/builtin.ts';
+import type { Metric } from '../metrics/metric.ts';
 import type { Interrupt } from './interrupt.ts';
 
 /** How an iteration ended. */
@@ -67,16 +69,39 @@ export async function runIteration(
     );
   }
   const ended = nowMs();
-  const tags = runtime.contextTags({ ...context, group: '' });
-  runtime.emitBuiltin('data_sent', context.bytesSent, tags, ended);
-  runtime.emitBuiltin('data_received', context.bytesReceived, tags, ended);
+  const tags = runtime.contextTags(context, '');
   context.interrupted = outcome === 'interrupted';
+  const { completed, interrupted } = iterationMetrics(runtime);
   if (outcome === 'completed') {
-    runtime.emitBuiltin('iteration_duration', ended - started, tags, ended);
-    runtime.emitBuiltin('iterations', 1, tags, ended);
+    runtime.emitContainer({
+      timeMs: ended,
+      tags,
+      metrics: completed,
+      values: [context.bytesSent, context.bytesReceived, ended - started, 1],
+    });
     runtime.iterationsCompleted++;
   } else {
+    runtime.emitContainer({
+      timeMs: ended,
+      tags,
+      metrics: interrupted,
+      values: [context.bytesSent, context.bytesReceived],
+    });
     runtime.iterationsInterrupted++;
   }
   return outcome;
+}
+
+/** An iteration's metrics: data, and for a completed one its duration and count. */
+const iterationMetricLists = new WeakMap<TestRuntime, { completed: Metric[]; interrupted: Metric[] }>();
+
+function iterationMetrics(runtime: TestRuntime): { completed: Metric[]; interrupted: Metric[] } {
+  let lists = iterationMetricLists.get(runtime);
+  if (!lists) {
+    const metric = (name: BuiltinMetricName) => runtime.registry.builtin(name);
+    const interrupted = [metric('data_sent'), metric('data_received')];
+    lists = { interrupted, completed: [...interrupted, metric('iteration_duration'), metric('iterations')] };
+    iterationMetricLists.set(runtime, lists);
+  }
+  return lists;
 }

@@ -1,7 +1,7 @@
 // The state one test run shares between the engine, its executors and the k6 modules.
 import { performance } from 'node:perf_hooks';
 import type { BuiltinMetricName } from '../metrics/builtin.ts';
-import type { Metric, Sample, Tags } from '../metrics/metric.ts';
+import type { Metric, SampleContainer, Tags } from '../metrics/metric.ts';
 import type { MetricRegistry } from '../metrics/registry.ts';
 import type { Output } from '../output/output.ts';
 import { currentContext, type IterationContext } from './context.ts';
@@ -71,7 +71,8 @@ export class TestRuntime {
   failed = false;
   stopCause: StopCause | undefined;
   readonly #outputs: Output[];
-  #pending: Sample[] = [];
+  #pending: SampleContainer[] = [];
+  #pendingSamples = 0;
   #flushTimer: NodeJS.Timeout | undefined;
   readonly #warnedOnce = new Set<string>();
 
@@ -106,6 +107,7 @@ export class TestRuntime {
     if (this.#pending.length === 0) return;
     const batch = this.#pending;
     this.#pending = [];
+    this.#pendingSamples = 0;
     for (const output of this.#outputs) output.addMetricSamples(batch);
   }
 
@@ -116,16 +118,28 @@ export class TestRuntime {
 
   /** Records one sample: aggregated at once (for thresholds), buffered for the outputs. */
   emit(metric: Metric, value: number, tags: Tags, timeMs = nowMs(), metadata?: Record<string, string>): void {
-    metric.observed = true;
-    metric.ingest(value, tags);
-    const sample: Sample = { metric, timeMs, value, tags };
-    if (metadata) sample.metadata = metadata;
-    if (this.#pending.push(sample) >= OUTPUT_BATCH_SAMPLES) this.flush();
+    const container: SampleContainer = metadata
+      ? { timeMs, tags, metrics: [metric], values: [value], metadata }
+      : { timeMs, tags, metrics: [metric], values: [value] };
+    this.emitContainer(container);
   }
 
   /** Emits a built-in metric. */
   emitBuiltin(name: BuiltinMetricName, value: number, tags: Tags, timeMs?: number): void {
     this.emit(this.registry.builtin(name), value, tags, timeMs);
+  }
+
+  /** Records the samples of one event (see SampleContainer). */
+  emitContainer(container: SampleContainer): void {
+    const { metrics, values, tags } = container;
+    for (let i = 0; i < metrics.length; i++) {
+      const metric = metrics[i]!;
+      metric.observed = true;
+      metric.ingest(values[i]!, tags);
+    }
+    this.#pending.push(container);
+    this.#pendingSamples += metrics.length;
+    if (this.#pendingSamples >= OUTPUT_BATCH_SAMPLES) this.flush();
   }
 
   /** The iteration running now, if any. */
@@ -135,12 +149,13 @@ export class TestRuntime {
 
   /**
    * The tags every sample of `context` carries: run tags, scenario tags, `group` and
-   * `scenario` (when in a scenario), then the VU's own tags.
+   * `scenario` (when in a scenario), then the VU's own tags. `group` overrides the
+   * context's current group (an iteration's own samples are tagged at the root).
    */
-  contextTags(context: IterationContext | undefined): Record<string, string> {
+  contextTags(context: IterationContext | undefined, group = context?.group ?? ''): Record<string, string> {
     const tags: Record<string, string> = { ...this.runTags };
     if (context?.scenario) Object.assign(tags, context.scenario.tags);
-    tags.group = context?.group ?? '';
+    tags.group = group;
     if (context?.scenario) tags.scenario = context.scenario.name;
     if (context) Object.assign(tags, context.vu.tags);
     return tags;

@@ -5,14 +5,20 @@ import type { Threshold } from './thresholds.ts';
 /** Tag name → value. Shared between the samples of one event; never mutated after use. */
 export type Tags = Readonly<Record<string, string>>;
 
-/** One measurement. `timeMs` is epoch milliseconds. */
-export interface Sample {
-  metric: Metric;
-  timeMs: number;
-  value: number;
-  tags: Tags;
+/**
+ * The samples of one event: one or more metrics measured at the same time with the same
+ * tags (k6's SampleContainer / ConnectedSamples). A request is one container of nine
+ * `http_req*` values, an iteration one of four: at thousands of events per second, one
+ * object per event instead of one per value keeps the garbage collector out of the way.
+ * `timeMs` is epoch milliseconds; `metrics[i]` measured `values[i]`.
+ */
+export interface SampleContainer {
+  readonly timeMs: number;
+  readonly tags: Tags;
+  readonly metrics: readonly Metric[];
+  readonly values: readonly number[];
   /** k6 sample metadata (`vu`, `iter` when enabled): not tags, never indexed. */
-  metadata?: Readonly<Record<string, string>>;
+  readonly metadata?: Readonly<Record<string, string>>;
 }
 
 /** A metric restricted to samples whose tags include every pair of `tags`. */

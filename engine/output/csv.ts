@@ -1,7 +1,7 @@
 // `--out csv=…`: k6's CSV output, byte for byte in shape (k6 internal/output/csv).
 import { type ConfigProblem, PlateauError } from '../../contract/index.ts';
 import { parseDurationNs } from '../config/duration.ts';
-import type { Sample } from '../metrics/metric.ts';
+import type { SampleContainer, Tags } from '../metrics/metric.ts';
 import type { Output } from './output.ts';
 import { ChunkedWriter, type OutputFile, openOutputFile } from './output-file.ts';
 import { formatRfc3339 } from './time-format.ts';
@@ -97,6 +97,9 @@ export function parseCsvConfig(arg: string, env: Record<string, string | undefin
   return config;
 }
 
+/** Characters of rows gathered before they are encoded into the output chunk. */
+const ROW_TEXT_CHARS = 16 * 1024;
+
 /** Go encoding/csv quoting: quote a field with `,` `"` CR or LF, or starting with a space. */
 export function csvField(field: string): string {
   if (field === '') return field;
@@ -134,7 +137,7 @@ export class CsvOutput implements Output {
   #file: OutputFile | undefined;
   #writer: ChunkedWriter | undefined;
   #timer: NodeJS.Timeout | undefined;
-  #lastTags: Sample['tags'] | undefined;
+  #lastTags: Tags | undefined;
   #lastTagPart = '';
 
   constructor(config: CsvOutputConfig, tagColumns: readonly string[] = DEFAULT_CSV_TAG_COLUMNS) {
@@ -157,27 +160,36 @@ export class CsvOutput implements Output {
     this.#timer.unref();
   }
 
-  addMetricSamples(samples: readonly Sample[]): void {
+  addMetricSamples(containers: readonly SampleContainer[]): void {
     const writer = this.#writer;
     if (!writer) return;
     const format = this.#config.timeFormat;
-    const rows: string[] = [];
-    for (const sample of samples) {
-      if (sample.tags !== this.#lastTags) {
-        this.#lastTags = sample.tags;
-        this.#lastTagPart = this.#tagPart(sample.tags);
+    // Rows are gathered into short strings: one huge join per batch would land in V8's
+    // large-object space (old generation) and bring on full collections.
+    let text = '';
+    for (const container of containers) {
+      if (container.tags !== this.#lastTags) {
+        this.#lastTags = container.tags;
+        this.#lastTagPart = this.#tagPart(container.tags);
       }
       let metadata = '';
-      if (sample.metadata) {
-        for (const key in sample.metadata)
-          metadata += `${metadata === '' ? '' : '&'}${key}=${sample.metadata[key]}`;
+      if (container.metadata) {
+        for (const key in container.metadata)
+          metadata += `${metadata === '' ? '' : '&'}${key}=${container.metadata[key]}`;
+        metadata = csvField(metadata);
       }
-      rows.push(
-        `${sample.metric.name},${formatTime(sample.timeMs, format)},${sample.value.toFixed(6)}${this.#lastTagPart},${csvField(metadata)}\n`,
-      );
+      const time = formatTime(container.timeMs, format);
+      const suffix = `${this.#lastTagPart},${metadata}\n`;
+      const { metrics, values } = container;
+      for (let i = 0; i < metrics.length; i++) {
+        text += `${metrics[i]!.name},${time},${values[i]!.toFixed(6)}${suffix}`;
+      }
+      if (text.length >= ROW_TEXT_CHARS) {
+        writer.append(text);
+        text = '';
+      }
     }
-    // One join and one UTF-8 conversion per batch is cheaper than one per row.
-    writer.appendBuffer(Buffer.from(rows.join('')));
+    if (text !== '') writer.append(text);
   }
 
   async stop(): Promise<void> {
@@ -187,7 +199,7 @@ export class CsvOutput implements Output {
   }
 
   /** `,col,col,…,extra_tags` for one tags object. */
-  #tagPart(tags: Sample['tags']): string {
+  #tagPart(tags: Tags): string {
     let part = '';
     for (const column of this.#columns) {
       const value = tags[column];

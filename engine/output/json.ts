@@ -1,5 +1,5 @@
 // `--out json=…`: k6's NDJSON output (k6 internal/output/json).
-import type { Metric, Sample } from '../metrics/metric.ts';
+import type { Metric, SampleContainer } from '../metrics/metric.ts';
 import type { Output } from './output.ts';
 import { type OutputFile, openOutputFile } from './output-file.ts';
 import { formatRfc3339 } from './time-format.ts';
@@ -23,17 +23,17 @@ export function metricLine(metric: Metric): string {
   });
 }
 
-/** One `Point` line: tags with sorted keys, time in RFC 3339 with nanoseconds. */
-export function pointLine(sample: Sample): string {
+/** The `Point` line of `container`'s i-th sample: tags with sorted keys, RFC 3339 nanosecond time. */
+export function pointLine(container: SampleContainer, i: number): string {
   const tags: Record<string, string> = {};
-  for (const key of Object.keys(sample.tags).sort()) tags[key] = sample.tags[key]!;
+  for (const key of Object.keys(container.tags).sort()) tags[key] = container.tags[key]!;
   const data: Record<string, unknown> = {
-    time: formatRfc3339(sample.timeMs, true),
-    value: sample.value,
+    time: formatRfc3339(container.timeMs, true),
+    value: container.values[i],
     tags,
   };
-  if (sample.metadata && Object.keys(sample.metadata).length > 0) data.metadata = sample.metadata;
-  return JSON.stringify({ metric: sample.metric.name, type: 'Point', data });
+  if (container.metadata && Object.keys(container.metadata).length > 0) data.metadata = container.metadata;
+  return JSON.stringify({ metric: container.metrics[i]!.name, type: 'Point', data });
 }
 
 /** Writes samples as NDJSON; `-` is stdout and a `.gz` suffix gzips. */
@@ -58,13 +58,16 @@ export class JsonOutput implements Output {
     this.#timer.unref();
   }
 
-  addMetricSamples(samples: readonly Sample[]): void {
-    for (const sample of samples) {
-      if (!this.#announced.has(sample.metric)) {
-        this.#announced.add(sample.metric);
-        this.#lines.push(metricLine(sample.metric));
+  addMetricSamples(containers: readonly SampleContainer[]): void {
+    for (const container of containers) {
+      for (let i = 0; i < container.metrics.length; i++) {
+        const metric = container.metrics[i]!;
+        if (!this.#announced.has(metric)) {
+          this.#announced.add(metric);
+          this.#lines.push(metricLine(metric));
+        }
+        this.#lines.push(pointLine(container, i));
       }
-      this.#lines.push(pointLine(sample));
     }
   }
 

@@ -1,5 +1,5 @@
 // The output interface (k6's output.Output): description, start, samples, stop.
-import type { Sample } from '../metrics/metric.ts';
+import type { SampleContainer } from '../metrics/metric.ts';
 
 /**
  * Receives every sample of a run. `addMetricSamples` must not block: outputs buffer and
@@ -8,6 +8,6 @@ import type { Sample } from '../metrics/metric.ts';
 export interface Output {
   description(): string;
   start(): Promise<void>;
-  addMetricSamples(samples: readonly Sample[]): void;
+  addMetricSamples(containers: readonly SampleContainer[]): void;
   stop(): Promise<void>;
 }

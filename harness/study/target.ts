@@ -2,6 +2,7 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ERROR_CODES, PlateauError } from '../../contract/index.ts';
+import { engineNodeFlags } from '../../engine/node-flags.ts';
 import { type Database, openDatabase } from '../db/database.ts';
 import { registerCleanup } from '../lifecycle.ts';
 import { type LoggedChild, spawnLogged, stopChild } from './child.ts';
@@ -82,7 +83,10 @@ export function startLoad(options: {
   const outputs = ['--out', `csv=${options.csv}`, `--summary-export=${options.summary}`];
   const [command, args] =
     options.engine === 'embedded'
-      ? [process.execPath, [PLATEAU_BIN, 'engine', 'run', options.script, '-q', ...flags, ...outputs]]
+      ? [
+          process.execPath,
+          [...engineNodeFlags(), PLATEAU_BIN, 'engine', 'run', options.script, '-q', ...flags, ...outputs],
+        ]
       : [options.k6Bin, ['run', '--quiet', ...flags, ...outputs, options.script]];
   const child = spawnLogged(
     command,

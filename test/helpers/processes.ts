@@ -26,3 +26,20 @@ export async function waitFor(check: () => boolean, timeoutMs: number): Promise<
   }
   return check();
 }
+
+/** Command lines (arguments split) of the live children of `pid`, from /proc. */
+export function childCommandLines(pid: number): string[][] {
+  const lines: string[][] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (parent !== pid) continue;
+      lines.push(readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').filter(Boolean));
+    } catch {
+      // The process ended while being read.
+    }
+  }
+  return lines;
+}

@@ -1,6 +1,8 @@
 // The `k6/http` module on undici: asyncRequest with k6's tags, timings and error codes.
 import { Agent, type Dispatcher } from 'undici';
 import { parseDurationNs } from '../../config/duration.ts';
+import type { BuiltinMetricName } from '../../metrics/builtin.ts';
+import type { Metric } from '../../metrics/metric.ts';
 import type { IterationContext } from '../context.ts';
 import { nowMs, type ResponseCallback, type TestRuntime } from '../runtime.ts';
 
@@ -115,6 +117,7 @@ const ZERO_TIMINGS: Timings = {
  */
 class InFlightRequest implements Dispatcher.DispatchHandler {
   readonly #runtime: TestRuntime;
+  readonly #metrics: ReturnType<typeof requestMetrics>;
   readonly #spec: RequestSpec;
   readonly #context: IterationContext | undefined;
   readonly #resolve: (response: HttpResponse) => void;
@@ -135,11 +138,13 @@ class InFlightRequest implements Dispatcher.DispatchHandler {
 
   constructor(
     runtime: TestRuntime,
+    metrics: ReturnType<typeof requestMetrics>,
     spec: RequestSpec,
     context: IterationContext | undefined,
     resolve: (r: HttpResponse) => void,
   ) {
     this.#runtime = runtime;
+    this.#metrics = metrics;
     this.#spec = spec;
     this.#context = context;
     this.#resolve = resolve;
@@ -259,7 +264,7 @@ class InFlightRequest implements Dispatcher.DispatchHandler {
       if (expected !== undefined) tags.expected_response = String(expected);
       if (errorCode !== 0) tags.error_code = String(errorCode);
       if (errorText !== '') tags.error = errorText;
-      emitRequest(runtime, tags, timings, expected, ended);
+      emitRequest(runtime, this.#metrics, tags, timings, expected, ended);
     }
     if (failed) runtime.logger.log('warning', 'Request Failed', { error: JSON.stringify(errorText) });
     this.#resolve(
@@ -287,23 +292,51 @@ function timeOut(request: InFlightRequest): void {
   request.timeOut();
 }
 
-/** Emits k6's samples of one request, all sharing `tags` and the end time. */
+/** k6's per-request metrics, in k6's order; http_req_failed only with a response callback. */
+const REQUEST_METRICS = [
+  'http_reqs',
+  'http_req_duration',
+  'http_req_blocked',
+  'http_req_connecting',
+  'http_req_tls_handshaking',
+  'http_req_sending',
+  'http_req_waiting',
+  'http_req_receiving',
+  'http_req_failed',
+] as const satisfies readonly BuiltinMetricName[];
+
+/** The metric lists of a request's sample container, with and without http_req_failed. */
+function requestMetrics(runtime: TestRuntime): { withFailed: Metric[]; withoutFailed: Metric[] } {
+  const withFailed = REQUEST_METRICS.map((name) => runtime.registry.builtin(name));
+  return { withFailed, withoutFailed: withFailed.slice(0, -1) };
+}
+
+/** Emits k6's samples of one request as one container sharing `tags` and the end time. */
 function emitRequest(
   runtime: TestRuntime,
+  metrics: { withFailed: Metric[]; withoutFailed: Metric[] },
   tags: Record<string, string>,
-  timings: Timings,
+  t: Timings,
   expected: boolean | undefined,
   timeMs: number,
 ) {
-  runtime.emitBuiltin('http_reqs', 1, tags, timeMs);
-  runtime.emitBuiltin('http_req_duration', timings.duration, tags, timeMs);
-  runtime.emitBuiltin('http_req_blocked', timings.blocked, tags, timeMs);
-  runtime.emitBuiltin('http_req_connecting', timings.connecting, tags, timeMs);
-  runtime.emitBuiltin('http_req_tls_handshaking', timings.tls_handshaking, tags, timeMs);
-  runtime.emitBuiltin('http_req_sending', timings.sending, tags, timeMs);
-  runtime.emitBuiltin('http_req_waiting', timings.waiting, tags, timeMs);
-  runtime.emitBuiltin('http_req_receiving', timings.receiving, tags, timeMs);
-  if (expected !== undefined) runtime.emitBuiltin('http_req_failed', expected ? 0 : 1, tags, timeMs);
+  const values = [
+    1,
+    t.duration,
+    t.blocked,
+    t.connecting,
+    t.tls_handshaking,
+    t.sending,
+    t.waiting,
+    t.receiving,
+  ];
+  if (expected !== undefined) values.push(expected ? 0 : 1);
+  runtime.emitContainer({
+    timeMs,
+    tags,
+    metrics: expected === undefined ? metrics.withoutFailed : metrics.withFailed,
+    values,
+  });
 }
 
 const canonicalNames = new Map<string, string>();
@@ -351,6 +384,7 @@ export function expectedStatuses(...specs: (number | { min: number; max: number 
  */
 export function createHttpModule(runtime: TestRuntime) {
   const agent = new Agent({ pipelining: 1, keepAliveTimeout: 60_000 });
+  const metrics = requestMetrics(runtime);
 
   function asyncRequest(
     method: string,
@@ -400,7 +434,7 @@ export function createHttpModule(runtime: TestRuntime) {
         method.length + url.path.length + 12 + headerSize(headers, url.host) + (payload?.length ?? 0);
     }
     return new Promise<HttpResponse>((resolve) =>
-      new InFlightRequest(runtime, spec, context, resolve).start(agent),
+      new InFlightRequest(runtime, metrics, spec, context, resolve).start(agent),
     );
   }
 

@@ -1,0 +1,13 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { engineNodeFlags, needsEngineRelaunch } from './node-flags.ts';
+
+test('only `engine run` without the flags relaunches; PLATEAU_ENGINE_GC=parallel opts out', () => {
+  const argv = (...args: string[]) => ['node', 'bin/plateau.js', ...args];
+  assert.deepEqual(engineNodeFlags({}), ['--single-threaded-gc']);
+  assert.deepEqual(engineNodeFlags({ PLATEAU_ENGINE_GC: 'parallel' }), []);
+  assert.equal(needsEngineRelaunch(argv('engine', 'run', 's.js'), []), true);
+  assert.equal(needsEngineRelaunch(argv('engine', 'run', 's.js'), ['--single-threaded-gc']), false);
+  assert.equal(needsEngineRelaunch(argv('engine', 'schedule', 's.js'), []), false);
+  assert.equal(needsEngineRelaunch(argv('serve'), []), false, 'the service under test keeps Node defaults');
+});

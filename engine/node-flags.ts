@@ -1,0 +1,26 @@
+// The Node/V8 flags the engine process runs with.
+//
+// V8's default collector hands parts of every young-generation collection to helper
+// threads. A load generator is one busy JavaScript thread, often pinned to a core of its
+// own or sharing a small machine with its target, so the helpers compete with the very
+// thread they should relieve: at 10,000 requests/s the collections grew to 5–10 ms and
+// became the engine's start lag. With `--single-threaded-gc` the main thread collects
+// alone; measured here (bench/engine-accuracy.ts, docs/engine.md) start lag p99 fell from
+// 5–8 ms to 2–3 ms and CPU per request by ~5 %. V8 takes the flag only at process start.
+
+/** Set PLATEAU_ENGINE_GC=parallel to run the engine with V8's default collector. */
+export const ENGINE_GC_ENV = 'PLATEAU_ENGINE_GC';
+
+/** The flags to start an engine process with, given its environment. */
+export function engineNodeFlags(env: NodeJS.ProcessEnv = process.env): string[] {
+  return env[ENGINE_GC_ENV] === 'parallel' ? [] : ['--single-threaded-gc'];
+}
+
+/**
+ * Whether this process should start itself again with the engine's flags: it runs
+ * `engine run` and lacks one of them.
+ */
+export function needsEngineRelaunch(argv: readonly string[], execArgv: readonly string[]): boolean {
+  if (argv[2] !== 'engine' || argv[3] !== 'run') return false;
+  return engineNodeFlags().some((flag) => !execArgv.includes(flag));
+}
