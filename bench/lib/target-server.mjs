@@ -1,32 +1,74 @@
 // A trivial HTTP target for generator benchmarks: answers "ok" and records arrival times.
-// Run as its own process (pinned to a core by the caller). GET /__stats returns the
-// arrivals per 10 ms window and the raw arrival offsets; POST /__reset clears them.
-import { createServer } from 'node:http';
+// Run as its own process (pinned to a core by the caller). GET /__stats returns the arrival
+// offsets and the planned iteration of each; GET /__reset clears them.
+//
+// It speaks just enough HTTP/1.1 over raw sockets (GET requests without bodies, keep-alive)
+// instead of using node:http: the target must be far cheaper and steadier than any
+// generator it measures, and node:http's per-request objects bring garbage-collection
+// pauses that would show up as generator start lag.
+import { createServer } from 'node:net';
 
-const arrivals = new Float64Array(2_000_000);
+const arrivals = new Float64Array(4_000_000);
 // The planned iteration index when the generator sends ?i=<iterationInTest>, else -1.
-const indices = new Float64Array(2_000_000);
+const indices = new Float64Array(4_000_000);
 let count = 0;
-const server = createServer((req, res) => {
-  if (req.url === '/__stats') {
-    const times = Array.from(arrivals.subarray(0, count));
-    const planned = Array.from(indices.subarray(0, count));
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ count, times, planned }));
-    return;
+
+const OK = Buffer.from(
+  'HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok',
+  'latin1',
+);
+
+function json(body) {
+  const payload = Buffer.from(JSON.stringify(body));
+  return Buffer.concat([
+    Buffer.from(
+      `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${payload.length}\r\n\r\n`,
+      'latin1',
+    ),
+    payload,
+  ]);
+}
+
+/** Answers one request head; returns the bytes to write. */
+function answer(head, at) {
+  const lineEnd = head.indexOf('\r\n');
+  const line = head.slice(0, lineEnd < 0 ? head.length : lineEnd);
+  const path = line.slice(line.indexOf(' ') + 1, line.lastIndexOf(' '));
+  if (path === '/__stats') {
+    return json({
+      count,
+      times: Array.from(arrivals.subarray(0, count)),
+      planned: Array.from(indices.subarray(0, count)),
+    });
   }
-  if (req.url === '/__reset') {
+  if (path === '/__reset') {
     count = 0;
-    res.end('reset');
-    return;
+    return OK;
   }
   if (count < arrivals.length) {
-    const at = req.url.indexOf('?i=');
-    indices[count] = at < 0 ? -1 : Number(req.url.slice(at + 3));
-    arrivals[count++] = performance.now();
+    const query = path.indexOf('?i=');
+    indices[count] = query < 0 ? -1 : Number(path.slice(query + 3));
+    arrivals[count++] = at;
   }
-  res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
-  res.end('ok');
+  return OK;
+}
+
+const server = createServer({ noDelay: true }, (socket) => {
+  let pending = '';
+  socket.on('data', (chunk) => {
+    const at = performance.now();
+    pending += chunk.toString('latin1');
+    let replies;
+    let end = pending.indexOf('\r\n\r\n');
+    while (end >= 0) {
+      const reply = answer(pending.slice(0, end), at);
+      if (replies === undefined) replies = reply;
+      else replies = Buffer.concat([replies, reply]);
+      pending = pending.slice(end + 4);
+      end = pending.indexOf('\r\n\r\n');
+    }
+    if (replies !== undefined) socket.write(replies);
+  });
+  socket.on('error', () => undefined);
 });
-server.keepAliveTimeout = 60_000;
 server.listen(0, '127.0.0.1', () => process.stdout.write(`${server.address().port}\n`));

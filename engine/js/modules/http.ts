@@ -383,7 +383,10 @@ export function expectedStatuses(...specs: (number | { min: number; max: number 
  * asyncRequest.
  */
 export function createHttpModule(runtime: TestRuntime) {
-  const agent = new Agent({ pipelining: 1, keepAliveTimeout: 60_000 });
+  // The request timeout (k6's `timeout`, whole request) is the engine's own. undici's
+  // headers/body timeouts are off: they would add a timer per request that lives in
+  // undici's half-second timer wheel, long enough to be promoted to the old generation.
+  const agent = new Agent({ pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 0, bodyTimeout: 0 });
   const metrics = requestMetrics(runtime);
 
   function asyncRequest(
