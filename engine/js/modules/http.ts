@@ -1,10 +1,11 @@
 // The `k6/http` module on undici: asyncRequest with k6's tags, timings and error codes.
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { parseDurationNs } from '../../config/duration.ts';
 import type { BuiltinMetricName } from '../../metrics/builtin.ts';
 import type { Metric } from '../../metrics/metric.ts';
 import type { IterationContext } from '../context.ts';
 import { nowMs, type ResponseCallback, type TestRuntime } from '../runtime.ts';
+import { ConnectionPools } from './connection-pool.ts';
 
 /** k6's default request timeout. */
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -150,7 +151,7 @@ class InFlightRequest implements Dispatcher.DispatchHandler {
     this.#resolve = resolve;
   }
 
-  start(agent: Agent): void {
+  start(agent: ConnectionPools): void {
     this.#timer = setTimeout(timeOut, this.#spec.timeoutMs, this);
     if (this.#context) this.#unlisten = this.#context.interrupt.onAbort(() => this.interrupt());
     const { url, method, headers, payload } = this.#spec;
@@ -377,16 +378,14 @@ export function expectedStatuses(...specs: (number | { min: number; max: number 
 }
 
 /**
- * Builds `k6/http` for a run. Requests go through one undici Agent with keep-alive and no
- * connection cap: each VU has at most one request in flight, so maxVUs bounds the sockets.
+ * Builds `k6/http` for a run. Requests go through keep-alive connections handed out as Go
+ * does (connection-pool.ts), with no connection cap: each VU has at most one request in
+ * flight, so maxVUs bounds the sockets.
  * The synchronous functions throw: a Node engine cannot block a VU, so scripts must await
  * asyncRequest.
  */
 export function createHttpModule(runtime: TestRuntime) {
-  // The request timeout (k6's `timeout`, whole request) is the engine's own. undici's
-  // headers/body timeouts are off: they would add a timer per request that lives in
-  // undici's half-second timer wheel, long enough to be promoted to the old generation.
-  const agent = new Agent({ pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: 0, bodyTimeout: 0 });
+  const agent = new ConnectionPools({ keepAliveTimeoutMs: 60_000 });
   const metrics = requestMetrics(runtime);
 
   function asyncRequest(

@@ -1,0 +1,84 @@
+// The connection pool against real servers on port 0: reuse, Go's "first ready connection
+// wins", and dial errors.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { buildConnector, type Dispatcher } from 'undici';
+import { startTestServer } from '../../../test/helpers/test-server.ts';
+import { ConnectionPools } from './connection-pool.ts';
+
+/** Sends one GET through `pools`; resolves with its status and when it finished. */
+function get(pools: ConnectionPools, origin: string, path = '/'): Promise<{ status: number; atMs: number }> {
+  return new Promise((resolve, reject) => {
+    let status = 0;
+    const handler: Dispatcher.DispatchHandler = {
+      onResponseStart: (_c, code) => {
+        status = code;
+      },
+      onResponseData: () => undefined,
+      onResponseEnd: () => resolve({ status, atMs: performance.now() }),
+      onResponseError: (_c, error) => reject(error),
+    };
+    pools.dispatch({ origin, path, method: 'GET' }, handler);
+  });
+}
+
+test('sequential requests reuse one keep-alive connection; concurrent ones open what they need', async () => {
+  const server = await startTestServer({ delayMs: 20 });
+  const sockets = new Set<unknown>();
+  server.server.on('connection', (socket) => sockets.add(socket));
+  const pools = new ConnectionPools({ keepAliveTimeoutMs: 10_000 });
+  try {
+    for (let i = 0; i < 5; i++) assert.equal((await get(pools, server.url)).status, 200);
+    assert.equal(sockets.size, 1, 'one connection for five requests in a row');
+    await Promise.all(Array.from({ length: 4 }, () => get(pools, server.url)));
+    assert.ok(sockets.size <= 5 && pools.connections === sockets.size, `connections: ${sockets.size}`);
+  } finally {
+    await pools.close();
+  }
+});
+
+test('a waiting request takes a connection freed by another instead of waiting for its slow dial', async () => {
+  const server = await startTestServer({ delayMs: 50 });
+  const real = buildConnector({});
+  let dials = 0;
+  // The second dial takes 400 ms; the first is immediate.
+  const connector: buildConnector.connector = (options, callback) => {
+    dials++;
+    if (dials === 2) setTimeout(() => real(options, callback), 400);
+    else real(options, callback);
+  };
+  const pools = new ConnectionPools({ keepAliveTimeoutMs: 10_000, connector });
+  try {
+    const started = performance.now();
+    const first = get(pools, server.url, '/a');
+    await new Promise((r) => setTimeout(r, 10)); // the first request is on its connection
+    const second = get(pools, server.url, '/b');
+    const [a, b] = await Promise.all([first, second]);
+    assert.equal(dials, 2, 'the second request set off a dial of its own');
+    assert.ok(a.atMs - started < 300, 'the first request was served at once');
+    assert.ok(
+      b.atMs - started < 300,
+      `the second request took the first connection when it freed up (${Math.round(b.atMs - started)} ms), not the 400 ms dial`,
+    );
+    await new Promise((r) => setTimeout(r, 450));
+    assert.equal(pools.connections, 2, 'the late connection joins the pool as an idle one');
+  } finally {
+    await pools.close();
+  }
+});
+
+test('a failed dial fails the oldest waiting request with the socket error', async () => {
+  const server = await startTestServer();
+  const port = new URL(server.url).port;
+  server.server.closeAllConnections();
+  await new Promise<void>((resolve) => server.server.close(() => resolve()));
+  const pools = new ConnectionPools({ keepAliveTimeoutMs: 1000 });
+  try {
+    await assert.rejects(get(pools, `http://127.0.0.1:${port}`), (error: Error & { code?: string }) => {
+      assert.equal(error.code, 'ECONNREFUSED');
+      return true;
+    });
+  } finally {
+    await pools.close();
+  }
+});

@@ -1,0 +1,242 @@
+// HTTP/1.1 connections for k6/http, handed out the way Go's http.Transport (and so k6)
+// hands them out.
+//
+// undici's own pool binds a request to a new connection the moment it has to open one,
+// so the request waits for that connection even when another frees up a moment later.
+// Go instead dials in the background and gives a waiting request whichever connection is
+// ready first: the one it dialled, or one another request just released. At a cold start
+// of 10,000 requests/s the difference is large: with undici's pool every request of the
+// first milliseconds opens a connection of its own (~0.1–0.4 ms of CPU each), VUs sit
+// blocked behind connects, and hundreds of starts are dropped; Go's way reuses the first
+// few connections and opens only what the load needs.
+import { buildConnector, Client, type Dispatcher } from 'undici';
+
+/** Connect timeout, as Go's default dialer in k6 (dial errors then carry code 1211). */
+const DIAL_TIMEOUT_MS = 10_000;
+
+interface Waiting {
+  options: Dispatcher.DispatchOptions;
+  handler: Dispatcher.DispatchHandler;
+}
+
+/** Settings every connection shares. */
+interface PoolSettings {
+  keepAliveTimeoutMs: number;
+  /** Opens sockets; undici's connector with a 10 s timeout unless given (tests slow it down). */
+  connector?: buildConnector.connector;
+}
+
+/**
+ * Every origin's connections. `dispatch` takes undici's dispatch options (with `origin`)
+ * and a handler, like an undici Agent.
+ */
+export class ConnectionPools {
+  readonly #pools = new Map<string, OriginPool>();
+  readonly #settings: PoolSettings;
+  readonly #connector: buildConnector.connector;
+
+  constructor(settings: PoolSettings) {
+    this.#settings = settings;
+    this.#connector = settings.connector ?? buildConnector({ timeout: DIAL_TIMEOUT_MS });
+  }
+
+  dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): void {
+    const origin = String(options.origin);
+    let pool = this.#pools.get(origin);
+    if (!pool) {
+      pool = new OriginPool(new URL(origin), this.#connector, this.#settings);
+      this.#pools.set(origin, pool);
+    }
+    pool.dispatch(options, handler);
+  }
+
+  /** Open connections across origins (for tests and diagnostics). */
+  get connections(): number {
+    let count = 0;
+    for (const pool of this.#pools.values()) count += pool.connections;
+    return count;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.#pools.values()].map((pool) => pool.close()));
+    this.#pools.clear();
+  }
+}
+
+/** One origin's connections: idle ones, requests waiting for one, and dials in progress. */
+class OriginPool {
+  readonly #url: URL;
+  readonly #connector: buildConnector.connector;
+  readonly #settings: PoolSettings;
+  readonly #clients = new Set<Client>();
+  /** Connected clients with no request in flight; the most recently used last. */
+  readonly #idle: Client[] = [];
+  /** Requests waiting for a connection, oldest first (head index avoids shift()). */
+  #waiting: Waiting[] = [];
+  #head = 0;
+  #dialing = 0;
+  #closed = false;
+
+  constructor(url: URL, connector: buildConnector.connector, settings: PoolSettings) {
+    this.#url = url;
+    this.#connector = connector;
+    this.#settings = settings;
+  }
+
+  get connections(): number {
+    return this.#clients.size;
+  }
+
+  dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): void {
+    const client = this.#idle.pop();
+    if (client) {
+      this.#send(client, options, handler);
+      return;
+    }
+    this.#waiting.push({ options, handler });
+    // Like Go: one dial per request left waiting; whichever connection is ready first wins.
+    if (this.#dialing < this.#waitingCount()) this.#dial();
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    await Promise.all([...this.#clients].map((client) => client.close().catch(() => undefined)));
+  }
+
+  #waitingCount(): number {
+    return this.#waiting.length - this.#head;
+  }
+
+  #nextWaiting(): Waiting | undefined {
+    if (this.#head === this.#waiting.length) return undefined;
+    const next = this.#waiting[this.#head]!;
+    this.#waiting[this.#head++] = undefined as unknown as Waiting;
+    if (this.#head === this.#waiting.length) {
+      this.#waiting = [];
+      this.#head = 0;
+    }
+    return next;
+  }
+
+  #send(client: Client, options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): void {
+    client.dispatch(options, new ReleasingHandler(handler, () => this.#release(client)));
+  }
+
+  /**
+   * A connection is free again: the oldest waiting request takes it, else it idles. Called
+   * from inside undici's callbacks, so a waiting request is handed over in a microtask
+   * (dispatching from inside undici would re-enter it); an idle connection is only pushed,
+   * and whoever pops it dispatches later, from their own code.
+   */
+  #release(client: Client): void {
+    if (this.#closed || client.destroyed || client.closed) {
+      this.#clients.delete(client);
+      return;
+    }
+    const next = this.#nextWaiting();
+    if (next) queueMicrotask(() => this.#send(client, next.options, next.handler));
+    else this.#idle.push(client);
+  }
+
+  #dial(): void {
+    this.#dialing++;
+    const { hostname, host, protocol, port } = this.#url;
+    const defaultPort = protocol === 'https:' ? '443' : '80';
+    this.#connector(
+      { hostname: hostname.replace(/^\[|\]$/g, ''), host, protocol, port: port || defaultPort },
+      (error, socket) => {
+        this.#dialing--;
+        if (error || this.#closed) {
+          socket?.destroy();
+          // A failed dial fails the oldest waiting request, as a failed dial fails its
+          // request in Go; after close() nothing is sent any more.
+          const next = this.#nextWaiting();
+          next?.handler.onResponseError?.(abortOnly(), error ?? new Error('the connection pool is closed'));
+          return;
+        }
+        let dialled: typeof socket | undefined = socket;
+        const client = new Client(this.#url.origin, {
+          pipelining: 1,
+          keepAliveTimeout: this.#settings.keepAliveTimeoutMs,
+          headersTimeout: 0,
+          bodyTimeout: 0,
+          // The first connection is the one just dialled; later ones (after the server
+          // closes an idle connection) are dialled when the client needs them.
+          connect: (options, callback) => {
+            if (dialled) {
+              const ready = dialled;
+              dialled = undefined;
+              // Asynchronously, as a real dial answers: undici does not expect a callback
+              // from inside its own connect().
+              process.nextTick(callback, null, ready);
+            } else this.#connector(options, callback);
+          },
+        });
+        this.#clients.add(client);
+        this.#release(client);
+      },
+    );
+  }
+}
+
+/** A controller for a request that failed before it was handed to a connection. */
+function abortOnly(): Dispatcher.DispatchController {
+  return {
+    abort: () => undefined,
+    pause: () => undefined,
+    resume: () => undefined,
+    aborted: true,
+    paused: false,
+    reason: null,
+  };
+}
+
+/** Forwards to the request's handler and frees the connection once the request is over. */
+class ReleasingHandler implements Dispatcher.DispatchHandler {
+  readonly #inner: Dispatcher.DispatchHandler;
+  #release: (() => void) | undefined;
+
+  constructor(inner: Dispatcher.DispatchHandler, release: () => void) {
+    this.#inner = inner;
+    this.#release = release;
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController, context: unknown): void {
+    this.#inner.onRequestStart?.(controller, context);
+  }
+
+  onResponseStart(
+    controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+    statusMessage?: string,
+  ): void {
+    this.#inner.onResponseStart?.(controller, statusCode, headers, statusMessage);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.#inner.onResponseData?.(controller, chunk);
+  }
+
+  // The connection is released before the request's own handler hears the end, as Go
+  // returns a connection to its pool before the caller sees EOF: a VU that starts its next
+  // request at once then finds the connection idle instead of dialling another.
+  onResponseEnd(
+    controller: Dispatcher.DispatchController,
+    trailers: Record<string, string | string[] | undefined>,
+  ): void {
+    this.#done();
+    this.#inner.onResponseEnd?.(controller, trailers);
+  }
+
+  onResponseError(controller: Dispatcher.DispatchController, error: Error): void {
+    this.#done();
+    this.#inner.onResponseError?.(controller, error);
+  }
+
+  #done(): void {
+    const release = this.#release;
+    this.#release = undefined;
+    release?.();
+  }
+}
