@@ -14,114 +14,17 @@
 //   difference in requests leaves out start-up, the warm-up rehearsal and the summary.
 //
 //   node --import tsx bench/engine-accuracy.ts [rates=1000,5000,10000,15000] [seconds=10]
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { engineNodeFlags } from '../engine/node-flags.ts';
+import { measured, BENCH_ROOT as root, startTarget, stats } from './lib/load-bench.ts';
 
 /** Engine runs this short are subtracted to get the marginal CPU per request. */
 const SHORT_SECONDS = 2;
 
 const rates = (process.argv[2] ?? '1000,5000,10000,15000').split(',').map(Number);
 const seconds = Number(process.argv[3] ?? 10);
-const CLK_TCK = 100;
-const root = fileURLToPath(new URL('..', import.meta.url));
-
-function cpuUs(pid: number): number {
-  try {
-    const fields = (require_('fs') as typeof import('node:fs'))
-      .readFileSync(`/proc/${pid}/stat`, 'utf8')
-      .split(') ')[1]!
-      .split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) / CLK_TCK) * 1e6;
-  } catch {
-    return 0;
-  }
-}
-function require_(name: string): unknown {
-  return process.getBuiltinModule ? process.getBuiltinModule(name) : undefined;
-}
-
-/** Runs `command` pinned to `core`, sampling its CPU until it exits. */
-async function measured(
-  core: number,
-  command: string,
-  args: string[],
-): Promise<{ cpuUs: number; stdout: string; code: number | null }> {
-  const child = spawn('taskset', ['-c', String(core), command, ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  child.stdout!.on('data', (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr!.on('data', () => undefined);
-  let last = 0;
-  const timer = setInterval(() => {
-    last = Math.max(last, cpuUs(child.pid!));
-  }, 200);
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-  clearInterval(timer);
-  return { cpuUs: last, stdout, code };
-}
-
-async function startTarget(): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn('taskset', ['-c', '1', process.execPath, join(root, 'bench/lib/target-server.mjs')], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const port = await new Promise<string>((resolve) =>
-    child.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim())),
-  );
-  return { child, url: `http://127.0.0.1:${port}` };
-}
-
-/** Arrival statistics at the target; "steady" leaves out the first second (JIT, connections). */
-async function stats(url: string, rate: number, planned: number) {
-  const body = (await (await fetch(`${url}/__stats`)).json()) as {
-    count: number;
-    times: number[];
-    planned: number[];
-  };
-  const { count, times } = body;
-  await fetch(`${url}/__reset`);
-  if (count === 0) return { received: 0, achievedPct: 0 };
-  const origin = times[0]!;
-  const steady = times.filter((t) => t - origin >= 1000);
-  // Lag against the schedule: arrival of iteration i is due at t0 + i/rate. When the
-  // generator says which iteration it sent (?i=), that is exact even across drops; t0 is
-  // estimated as the earliest (arrival − i/rate).
-  const index = body.planned.every((p) => p >= 0) ? body.planned : times.map((_, i) => i);
-  const offsets = times.map((t, k) => t - (index[k]! * 1000) / rate);
-  const t0 = offsets.reduce((a, b) => Math.min(a, b), Number.POSITIVE_INFINITY);
-  const sortedLags = offsets
-    .filter((_, k) => times[k]! - origin >= 1000)
-    .map((o) => o - t0)
-    .sort((a, b) => a - b);
-  const lagAt = (q: number) =>
-    sortedLags.length ? sortedLags[Math.floor(q * (sortedLags.length - 1))]! : Number.NaN;
-  const windows = new Map<number, number>();
-  const last = times.at(-1)!;
-  for (let w = 100; w <= Math.floor((last - origin) / 10); w++) windows.set(w, 0);
-  for (const t of steady) {
-    const w = Math.floor((t - origin) / 10);
-    if (windows.has(w)) windows.set(w, windows.get(w)! + 1);
-  }
-  const counts = [...windows.values()];
-  const mean = counts.reduce((a, b) => a + b, 0) / counts.length;
-  const sd = Math.sqrt(counts.reduce((a, c) => a + (c - mean) ** 2, 0) / counts.length);
-  const steadyPlanned = planned - rate;
-  return {
-    received: count,
-    achievedPct: Math.round((count / planned) * 10000) / 100,
-    steadyAchievedPct: Math.round((steady.length / steadyPlanned) * 10000) / 100,
-    steadyLagP50Ms: Math.round(lagAt(0.5) * 100) / 100,
-    steadyLagP99Ms: Math.round(lagAt(0.99) * 100) / 100,
-    steadyCv10ms: Math.round((sd / mean) * 100) / 100,
-  };
-}
-
 const target = await startTarget();
 const dir = await mkdtemp(join(tmpdir(), 'plateau-bench-'));
 const script = join(dir, 'car.js');

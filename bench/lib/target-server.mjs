@@ -1,6 +1,6 @@
 // A trivial HTTP target for generator benchmarks: answers "ok" and records arrival times.
 // Run as its own process (pinned to a core by the caller). GET /__stats returns the arrival
-// offsets and the planned iteration of each; GET /__reset clears them.
+// offsets, the planned iteration and the sending process of each; GET /__reset clears them.
 //
 // It speaks just enough HTTP/1.1 over raw sockets (GET requests without bodies, keep-alive)
 // instead of using node:http: the target must be far cheaper and steadier than any
@@ -11,6 +11,8 @@ import { createServer } from 'node:net';
 const arrivals = new Float64Array(4_000_000);
 // The planned iteration index when the generator sends ?i=<iterationInTest>, else -1.
 const indices = new Float64Array(4_000_000);
+// Which generator process sent it, when it adds &s=<number> (several processes, one test).
+const sources = new Float64Array(4_000_000);
 let count = 0;
 
 const OK = Buffer.from(
@@ -39,6 +41,7 @@ function answer(head, at) {
       count,
       times: Array.from(arrivals.subarray(0, count)),
       planned: Array.from(indices.subarray(0, count)),
+      sources: Array.from(sources.subarray(0, count)),
     });
   }
   if (path === '/__reset') {
@@ -47,7 +50,9 @@ function answer(head, at) {
   }
   if (count < arrivals.length) {
     const query = path.indexOf('?i=');
-    indices[count] = query < 0 ? -1 : Number(path.slice(query + 3));
+    const source = path.indexOf('&s=');
+    indices[count] = query < 0 ? -1 : Number.parseInt(path.slice(query + 3), 10);
+    sources[count] = source < 0 ? 0 : Number.parseInt(path.slice(source + 3), 10);
     arrivals[count++] = at;
   }
   return OK;

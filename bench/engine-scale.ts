@@ -1,0 +1,109 @@
+// Benchmark: does the engine scale by execution segments? One process at a rate, then two
+// processes on the segments 0:1/2 and 1/2:1 of a test at twice that rate, each on a core of
+// its own, against the same trivial target.
+//
+// On a 2-core machine the target cannot have a core of its own in the two-process case: it
+// runs unpinned and takes its CPU from both generators (it is far cheaper than they are,
+// see bench/lib/target-server.mjs). The one-process case pins the target to core 1 and
+// the engine to core 0, as bench/engine-accuracy.ts does. Measured from the target's side
+// as there: achieved, dropped, start lag p50/p99 (per process, against its own start), CV.
+//
+//   node --import tsx bench/engine-scale.ts [rate=5000] [seconds=10]
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { engineNodeFlags } from '../engine/node-flags.ts';
+import { BENCH_ROOT, measured, startTarget, stats } from './lib/load-bench.ts';
+
+const rate = Number(process.argv[2] ?? 5000);
+const seconds = Number(process.argv[3] ?? 10);
+const dir = await mkdtemp(join(tmpdir(), 'plateau-scale-'));
+const script = join(dir, 'car.js');
+await writeFile(
+  script,
+  `import http from 'k6/http';
+import exec from 'k6/execution';
+export const options = { scenarios: { car: { executor: 'constant-arrival-rate', rate: Number(__ENV.RATE),
+  duration: __ENV.DURATION, preAllocatedVUs: Number(__ENV.VUS), maxVUs: Number(__ENV.VUS) * 4 } } };
+export default async function () {
+  await http.asyncRequest('GET', __ENV.TARGET + '/?i=' + exec.scenario.iterationInTest + '&s=' + __ENV.SOURCE);
+}`,
+);
+
+/** One engine process on `core` running `segment` (or the whole test) at the test's `totalRate`. */
+async function engineProcess(core: number, url: string, totalRate: number, source: number, segment?: string) {
+  const exported = join(dir, `summary-${totalRate}-${source}.json`);
+  const run = await measured(core, process.execPath, [
+    ...engineNodeFlags(),
+    join(BENCH_ROOT, 'bin/plateau.js'),
+    'engine',
+    'run',
+    script,
+    '-q',
+    '--out',
+    `csv=${join(dir, `out-${totalRate}-${source}.csv.gz`)}`,
+    '--summary-export',
+    exported,
+    ...(segment ? ['--execution-segment', segment, '--execution-segment-sequence', '0,1/2,1'] : []),
+    '-e',
+    `RATE=${totalRate}`,
+    '-e',
+    `DURATION=${seconds}s`,
+    '-e',
+    `TARGET=${url}`,
+    '-e',
+    `VUS=${Math.max(10, totalRate / 50)}`,
+    '-e',
+    `SOURCE=${source}`,
+  ]);
+  const summary = JSON.parse(await readFile(exported, 'utf8'));
+  return { cpuUs: run.cpuUs, dropped: (summary.metrics.dropped_iterations?.count as number) ?? 0 };
+}
+
+/** A second of traffic so that the target is warm, as a real service would be. */
+async function warm(url: string): Promise<void> {
+  await measured('0,1', process.execPath, [
+    join(BENCH_ROOT, 'node_modules/autocannon/autocannon.js'),
+    '-d',
+    '1',
+    '-c',
+    '50',
+    `${url}/`,
+  ]);
+  await fetch(`${url}/__reset`);
+}
+
+const results: Record<string, unknown>[] = [];
+try {
+  const pinned = await startTarget('1');
+  try {
+    await warm(pinned.url);
+    const one = await engineProcess(0, pinned.url, rate, 0);
+    const seen = await stats(pinned.url, rate, rate * seconds);
+    results.push({ processes: 1, rate, ...seen, dropped: one.dropped, cpuMs: Math.round(one.cpuUs / 1000) });
+  } finally {
+    pinned.child.kill();
+  }
+  const shared = await startTarget('0,1');
+  try {
+    await warm(shared.url);
+    const total = rate * 2;
+    const [a, b] = await Promise.all([
+      engineProcess(0, shared.url, total, 0, '0:1/2'),
+      engineProcess(1, shared.url, total, 1, '1/2:1'),
+    ]);
+    const seen = await stats(shared.url, total, total * seconds);
+    results.push({
+      processes: 2,
+      rate: total,
+      ...seen,
+      dropped: a.dropped + b.dropped,
+      cpuMs: [Math.round(a.cpuUs / 1000), Math.round(b.cpuUs / 1000)],
+    });
+  } finally {
+    shared.child.kill();
+  }
+  process.stdout.write(`${JSON.stringify({ seconds, node: process.version, results }, null, 2)}\n`);
+} finally {
+  await rm(dir, { recursive: true, force: true });
+}

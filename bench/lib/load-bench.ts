@@ -1,0 +1,110 @@
+// What the load benchmarks share: a pinned trivial target, CPU accounting from /proc, and
+// the arrival statistics that judge a generator from the target's side.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root. */
+export const BENCH_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+const CLK_TCK = 100;
+
+/** CPU µs (user + system) a process has used so far, from /proc. */
+function cpuUs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) / CLK_TCK) * 1e6;
+  } catch {
+    return 0;
+  }
+}
+
+/** Runs `command` pinned to `core` (e.g. "0" or "0,1"), sampling its CPU until it exits. */
+export async function measured(
+  core: number | string,
+  command: string,
+  args: string[],
+): Promise<{ cpuUs: number; stdout: string; code: number | null }> {
+  const child = spawn('taskset', ['-c', String(core), command, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr!.on('data', () => undefined);
+  let last = 0;
+  const timer = setInterval(() => {
+    last = Math.max(last, cpuUs(child.pid!));
+  }, 200);
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  clearInterval(timer);
+  return { cpuUs: last, stdout, code };
+}
+
+/** Starts bench/lib/target-server.mjs pinned to `cores`. */
+export async function startTarget(cores = '1'): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(
+    'taskset',
+    ['-c', cores, process.execPath, join(BENCH_ROOT, 'bench/lib/target-server.mjs')],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  const port = await new Promise<string>((resolve) =>
+    child.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim())),
+  );
+  return { child, url: `http://127.0.0.1:${port}` };
+}
+
+/**
+ * Arrival statistics at the target; "steady" leaves out the first second (connections).
+ * Lag is each arrival's offset from its planned start i/rate (the generator sends its
+ * iterationInTest as ?i=, so drops do not skew it), against t0 = the earliest offset of the
+ * process that sent it (&s=): processes of one test start a few ms apart, as k6 instances do.
+ */
+export async function stats(url: string, rate: number, planned: number) {
+  const body = (await (await fetch(`${url}/__stats`)).json()) as {
+    count: number;
+    times: number[];
+    planned: number[];
+    sources: number[];
+  };
+  const { count, times, sources } = body;
+  await fetch(`${url}/__reset`);
+  if (count === 0) return { received: 0, achievedPct: 0 };
+  const origin = times[0]!;
+  const steady = times.filter((t) => t - origin >= 1000);
+  const index = body.planned.every((p) => p >= 0) ? body.planned : times.map((_, i) => i);
+  const offsets = times.map((t, k) => t - (index[k]! * 1000) / rate);
+  const t0 = new Map<number, number>();
+  offsets.forEach((offset, k) => {
+    t0.set(sources[k]!, Math.min(t0.get(sources[k]!) ?? offset, offset));
+  });
+  const sortedLags = offsets
+    .map((offset, k) => offset - t0.get(sources[k]!)!)
+    .filter((_, k) => times[k]! - origin >= 1000)
+    .sort((a, b) => a - b);
+  const lagAt = (q: number) =>
+    sortedLags.length ? sortedLags[Math.floor(q * (sortedLags.length - 1))]! : Number.NaN;
+  const windows = new Map<number, number>();
+  const last = times.at(-1)!;
+  for (let w = 100; w <= Math.floor((last - origin) / 10); w++) windows.set(w, 0);
+  for (const t of steady) {
+    const w = Math.floor((t - origin) / 10);
+    if (windows.has(w)) windows.set(w, windows.get(w)! + 1);
+  }
+  const counts = [...windows.values()];
+  const mean = counts.reduce((a, b) => a + b, 0) / counts.length;
+  const sd = Math.sqrt(counts.reduce((a, c) => a + (c - mean) ** 2, 0) / counts.length);
+  const steadyPlanned = planned - rate;
+  return {
+    received: count,
+    achievedPct: Math.round((count / planned) * 10000) / 100,
+    steadyAchievedPct: Math.round((steady.length / steadyPlanned) * 10000) / 100,
+    steadyLagP50Ms: Math.round(lagAt(0.5) * 100) / 100,
+    steadyLagP99Ms: Math.round(lagAt(0.99) * 100) / 100,
+    steadyCv10ms: Math.round((sd / mean) * 100) / 100,
+  };
+}
