@@ -31,47 +31,65 @@ function json(body) {
   ]);
 }
 
-/** Answers one request head; returns the bytes to write. */
-function answer(head, at) {
-  const lineEnd = head.indexOf('\r\n');
-  const line = head.slice(0, lineEnd < 0 ? head.length : lineEnd);
-  const path = line.slice(line.indexOf(' ') + 1, line.lastIndexOf(' '));
-  if (path === '/__stats') {
-    return json({
-      count,
-      times: Array.from(arrivals.subarray(0, count)),
-      planned: Array.from(indices.subarray(0, count)),
-      sources: Array.from(sources.subarray(0, count)),
-    });
-  }
-  if (path === '/__reset') {
-    count = 0;
-    return OK;
+const CRLFCRLF = Buffer.from('\r\n\r\n');
+const QUERY_I = Buffer.from('?i=');
+const QUERY_S = Buffer.from('&s=');
+
+/** The decimal number in `bytes` from `from` up to the first non-digit, or -1 when none. */
+function digitsAt(bytes, from, end) {
+  let value = 0;
+  let i = from;
+  for (; i < end && bytes[i] >= 48 && bytes[i] <= 57; i++) value = value * 10 + (bytes[i] - 48);
+  return i === from ? -1 : value;
+}
+
+/** Answers the request head `bytes[start, end)`; returns the bytes to write. */
+function answer(bytes, start, end, at) {
+  // Control paths are rare: only they are turned into strings.
+  if (bytes[start + 5] === 95 && bytes[start + 6] === 95) {
+    const line = bytes.toString('latin1', start, Math.min(end, start + 64));
+    if (line.startsWith('GET /__stats')) {
+      return json({
+        count,
+        times: Array.from(arrivals.subarray(0, count)),
+        planned: Array.from(indices.subarray(0, count)),
+        sources: Array.from(sources.subarray(0, count)),
+      });
+    }
+    if (line.startsWith('GET /__reset')) {
+      count = 0;
+      return OK;
+    }
   }
   if (count < arrivals.length) {
-    const query = path.indexOf('?i=');
-    const source = path.indexOf('&s=');
-    indices[count] = query < 0 ? -1 : Number.parseInt(path.slice(query + 3), 10);
-    sources[count] = source < 0 ? 0 : Number.parseInt(path.slice(source + 3), 10);
+    const lineEnd = bytes.indexOf(13, start);
+    const query = bytes.indexOf(QUERY_I, start);
+    const inLine = query >= 0 && query < lineEnd;
+    indices[count] = inLine ? digitsAt(bytes, query + 3, lineEnd) : -1;
+    const source = inLine ? bytes.indexOf(QUERY_S, query) : -1;
+    sources[count] = source >= 0 && source < lineEnd ? digitsAt(bytes, source + 3, lineEnd) : 0;
     arrivals[count++] = at;
   }
   return OK;
 }
 
 const server = createServer({ noDelay: true }, (socket) => {
-  let pending = '';
+  // Bytes of a request head split across reads; usually empty.
+  let carry;
   socket.on('data', (chunk) => {
     const at = performance.now();
-    pending += chunk.toString('latin1');
+    const bytes = carry ? Buffer.concat([carry, chunk]) : chunk;
+    carry = undefined;
+    let start = 0;
+    let end = bytes.indexOf(CRLFCRLF, start);
     let replies;
-    let end = pending.indexOf('\r\n\r\n');
     while (end >= 0) {
-      const reply = answer(pending.slice(0, end), at);
-      if (replies === undefined) replies = reply;
-      else replies = Buffer.concat([replies, reply]);
-      pending = pending.slice(end + 4);
-      end = pending.indexOf('\r\n\r\n');
+      const reply = answer(bytes, start, end, at);
+      replies = replies === undefined ? reply : Buffer.concat([replies, reply]);
+      start = end + 4;
+      end = bytes.indexOf(CRLFCRLF, start);
     }
+    if (start < bytes.length) carry = bytes.subarray(start);
     if (replies !== undefined) socket.write(replies);
   });
   socket.on('error', () => undefined);
