@@ -25,9 +25,9 @@ export const WARM_UP_MIN_RATE = 1000;
 
 /**
  * The rehearsal: up to 8,000 iterations/s for one second. Measured at 10,000/s
- * (bench/engine-accuracy.ts): without it the first second drops ~3,000 starts, with 4,000/s
- * for 0.6 s ~700–1,200, with this ~400–600 (what is left is opening connections to the
- * target, which a rehearsal must not touch).
+ * (bench/engine-accuracy.ts): without it the first second dropped ~3,000 starts; with
+ * 4,000/s for 0.6 s 700–1,200; with this 550–900; with 2.5 s ~500 (not worth the wait).
+ * What is left is opening connections to the target, which a rehearsal must not touch.
  */
 const REHEARSAL = { maxRate: 8000, durationMs: 1000, vus: 200 } as const;
 
@@ -47,9 +47,9 @@ export function peakArrivalRate(scenarios: readonly ScenarioConfig[]): number {
 const silent: Logger = { log: () => undefined };
 
 /**
- * Runs a constant-arrival-rate rehearsal through the real executor, HTTP module, metric
- * pipeline and CSV formatter against a local sink, then discards everything it produced.
- * at up to `peakRate`. Takes about a second.
+ * Runs a constant-arrival-rate rehearsal at up to `peakRate` through the real executor,
+ * HTTP module, metric pipeline and CSV formatter against a local sink, then discards
+ * everything it produced. Takes about a second.
  */
 export async function rehearseHotPath(peakRate: number): Promise<{ iterations: number; ms: number }> {
   const started = performance.now();
