@@ -67,6 +67,6 @@ test('TrendSink answers again after more values arrive (sorted chunks stay valid
 test('selectRank picks ranks from sorted runs of unequal length, and refuses ranks outside them', () => {
   const runs = [new Float64Array([1, 4, 4, 9]), new Float64Array([]), new Float64Array([2, 4, 10])];
   const all = [1, 2, 4, 4, 4, 9, 10];
-  all.forEach((value, rank) => assert.equal(selectRank(runs, rank), value, `rank ${rank}`));
+  for (const [rank, value] of all.entries()) assert.equal(selectRank(runs, rank), value, `rank ${rank}`);
   assert.throws(() => selectRank(runs, 7), RangeError);
 });
