@@ -14,11 +14,17 @@
 //   difference in requests leaves out start-up, the warm-up rehearsal and the summary.
 //
 //   node --import tsx bench/engine-accuracy.ts [rates=1000,5000,10000,15000] [seconds=10]
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { engineNodeFlags } from '../engine/node-flags.ts';
-import { measured, BENCH_ROOT as root, startTarget, stats } from './lib/load-bench.ts';
+import {
+  measured,
+  BENCH_ROOT as root,
+  startTarget,
+  stats,
+  writeConstantRateScript,
+} from './lib/load-bench.ts';
 
 /** Engine runs this short are subtracted to get the marginal CPU per request. */
 const SHORT_SECONDS = 2;
@@ -28,14 +34,7 @@ const seconds = Number(process.argv[3] ?? 10);
 const target = await startTarget();
 const dir = await mkdtemp(join(tmpdir(), 'plateau-bench-'));
 const script = join(dir, 'car.js');
-await writeFile(
-  script,
-  `import http from 'k6/http';
-export const options = { scenarios: { car: { executor: 'constant-arrival-rate', rate: Number(__ENV.RATE),
-  duration: __ENV.DURATION, preAllocatedVUs: Number(__ENV.VUS), maxVUs: Number(__ENV.VUS) * 4 } } };
-import exec from 'k6/execution';
-export default async function () { await http.asyncRequest('GET', __ENV.TARGET + '/?i=' + exec.scenario.iterationInTest); }`,
-);
+await writeConstantRateScript(script);
 const results: Record<string, unknown>[] = [];
 
 /** One engine run at `rate` for `runSeconds`: its CPU, the target's view, and drops. */

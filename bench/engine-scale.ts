@@ -9,26 +9,17 @@
 // as there: achieved, dropped, start lag p50/p99 (per process, against its own start), CV.
 //
 //   node --import tsx bench/engine-scale.ts [rate=5000] [seconds=10]
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { engineNodeFlags } from '../engine/node-flags.ts';
-import { BENCH_ROOT, measured, startTarget, stats } from './lib/load-bench.ts';
+import { BENCH_ROOT, measured, startTarget, stats, writeConstantRateScript } from './lib/load-bench.ts';
 
 const rate = Number(process.argv[2] ?? 5000);
 const seconds = Number(process.argv[3] ?? 10);
 const dir = await mkdtemp(join(tmpdir(), 'plateau-scale-'));
 const script = join(dir, 'car.js');
-await writeFile(
-  script,
-  `import http from 'k6/http';
-import exec from 'k6/execution';
-export const options = { scenarios: { car: { executor: 'constant-arrival-rate', rate: Number(__ENV.RATE),
-  duration: __ENV.DURATION, preAllocatedVUs: Number(__ENV.VUS), maxVUs: Number(__ENV.VUS) * 4 } } };
-export default async function () {
-  await http.asyncRequest('GET', __ENV.TARGET + '/?i=' + exec.scenario.iterationInTest + '&s=' + __ENV.SOURCE);
-}`,
-);
+await writeConstantRateScript(script);
 
 /** One engine process on `core` running `segment` (or the whole test) at the test's `totalRate`. */
 async function engineProcess(core: number, url: string, totalRate: number, source: number, segment?: string) {

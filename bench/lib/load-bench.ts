@@ -2,6 +2,7 @@
 // the arrival statistics that judge a generator from the target's side.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -107,4 +108,22 @@ export async function stats(url: string, rate: number, planned: number) {
     steadyLagP99Ms: Math.round(lagAt(0.99) * 100) / 100,
     steadyCv10ms: Math.round((sd / mean) * 100) / 100,
   };
+}
+
+/**
+ * Writes the benchmarks' k6 script: one constant-arrival-rate scenario (RATE, DURATION, VUS
+ * preallocated, 4 × VUS at most) whose iteration GETs TARGET with its iterationInTest and
+ * the sending process (SOURCE, default 0) in the query, for stats().
+ */
+export async function writeConstantRateScript(path: string): Promise<void> {
+  await writeFile(
+    path,
+    `import http from 'k6/http';
+import exec from 'k6/execution';
+export const options = { scenarios: { car: { executor: 'constant-arrival-rate', rate: Number(__ENV.RATE),
+  duration: __ENV.DURATION, preAllocatedVUs: Number(__ENV.VUS), maxVUs: Number(__ENV.VUS) * 4 } } };
+export default async function () {
+  await http.asyncRequest('GET', __ENV.TARGET + '/?i=' + exec.scenario.iterationInTest + '&s=' + (__ENV.SOURCE || 0));
+}`,
+  );
 }

@@ -1,7 +1,7 @@
 // The `k6/http` module on undici: asyncRequest with k6's tags, timings and error codes.
 import type { Dispatcher } from 'undici';
 import { parseDurationNs } from '../../config/duration.ts';
-import type { BuiltinMetricName } from '../../metrics/builtin.ts';
+import { type BuiltinMetricName, HTTP_TIMING_METRICS } from '../../metrics/builtin.ts';
 import type { Metric } from '../../metrics/metric.ts';
 import type { IterationContext } from '../context.ts';
 import { nowMs, type ResponseCallback, type TestRuntime } from '../runtime.ts';
@@ -296,13 +296,7 @@ function timeOut(request: InFlightRequest): void {
 /** k6's per-request metrics, in k6's order; http_req_failed only with a response callback. */
 const REQUEST_METRICS = [
   'http_reqs',
-  'http_req_duration',
-  'http_req_blocked',
-  'http_req_connecting',
-  'http_req_tls_handshaking',
-  'http_req_sending',
-  'http_req_waiting',
-  'http_req_receiving',
+  ...HTTP_TIMING_METRICS,
   'http_req_failed',
 ] as const satisfies readonly BuiltinMetricName[];
 
