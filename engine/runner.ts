@@ -136,7 +136,7 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
     }
     for (const output of outputs) await output.start();
     // Before the clock starts, as k6 initializes VUs before it: warm the per-request code.
-    const peakRate = peakArrivalRate(options.scenarios);
+    const peakRate = tuple.scale(Math.round(peakArrivalRate(options.scenarios))); // this segment's share
     if (config.warmUp !== false && peakRate >= WARM_UP_MIN_RATE) {
       const rehearsal = await rehearseHotPath(peakRate);
       logger.log(

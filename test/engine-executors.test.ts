@@ -166,4 +166,11 @@ export const options = { scenarios: { car: { executor: 'constant-arrival-rate', 
   const cold = await runScript(script, { warmUp: false });
   assert.equal(cold.exitCode, 0);
   assert.ok(!cold.logs.some((line) => line.includes('warmed up')), '--no-warm-up skips it');
+
+  // Half of a 1,000/s test is 500/s for this process: below the rehearsal's threshold.
+  const half = await runScript(script, {
+    overrides: { executionSegment: '0:1/2', executionSegmentSequence: '0,1/2,1' },
+  });
+  assert.equal(half.exitCode, 0, half.logs.join('\n'));
+  assert.ok(!half.logs.some((line) => line.includes('warmed up')), 'a segment is judged by its own share');
 });
