@@ -10,4 +10,5 @@ test('only `engine run` without the flags relaunches; PLATEAU_ENGINE_GC=parallel
   assert.equal(needsEngineRelaunch(argv('engine', 'run', 's.js'), ['--single-threaded-gc']), false);
   assert.equal(needsEngineRelaunch(argv('engine', 'schedule', 's.js'), []), false);
   assert.equal(needsEngineRelaunch(argv('serve'), []), false, 'the service under test keeps Node defaults');
+  assert.equal(needsEngineRelaunch(argv('engine', 'run', 's.js'), ['--inspect-brk']), false, 'debugging');
 });

@@ -22,5 +22,7 @@ export function engineNodeFlags(env: NodeJS.ProcessEnv = process.env): string[] 
  */
 export function needsEngineRelaunch(argv: readonly string[], execArgv: readonly string[]): boolean {
   if (argv[2] !== 'engine' || argv[3] !== 'run') return false;
+  // Under a debugger the process being debugged must be the engine itself.
+  if (execArgv.some((flag) => flag.startsWith('--inspect'))) return false;
   return engineNodeFlags().some((flag) => !execArgv.includes(flag));
 }
