@@ -86,7 +86,8 @@ async function readJson<T>(path: string, kind: string): Promise<T | undefined> {
  * reading the files; nothing is written.
  */
 export async function analyze(options: {
-  clientFile: string;
+  /** A k6 output file, or the files of several instances of one test (execution segments). */
+  clientFile: string | readonly string[];
   serverFile?: string | undefined;
   manifestFile?: string | undefined;
   windowSeconds?: number;
@@ -106,7 +107,16 @@ export async function analyze(options: {
   const aggregator = new ClientStepAggregator({
     windowSeconds: options.windowSeconds ?? manifest?.load.holdSeconds ?? 10,
   });
-  const readStats = await readClientFile(options.clientFile, (s) => aggregator.add(s));
+  // Several instances of one segmented test merge sample by sample: every aggregate is a
+  // count, a histogram, a min/max or a per-second maximum, so the order does not matter.
+  const clientFiles = typeof options.clientFile === 'string' ? [options.clientFile] : options.clientFile;
+  const readStats: ReadStats = { rows: 0, skipped: 0, nulBytes: 0 };
+  for (const file of clientFiles) {
+    const stats = await readClientFile(file, (s) => aggregator.add(s));
+    readStats.rows += stats.rows;
+    readStats.skipped += stats.skipped;
+    readStats.nulBytes += stats.nulBytes;
+  }
   const client = aggregator.close();
   const rows = buildSaturationTable(client, server, manifest, { steady: options.steady === true });
   const objectives = manifest
@@ -176,7 +186,7 @@ export async function analyze(options: {
     schemaVersion: 1,
     runId: manifest?.id ?? null,
     sources: {
-      client: basename(options.clientFile),
+      client: clientFiles.map((file) => basename(file)).join(', '),
       server: server && options.serverFile ? basename(options.serverFile) : null,
       manifest: manifest && options.manifestFile ? basename(options.manifestFile) : null,
     },
@@ -226,9 +236,11 @@ export async function findClientFile(dir: string): Promise<string> {
  * analysis.json, record.txt and table.md into it atomically.
  */
 export async function analyzePath(
-  path: string,
+  paths: string | readonly string[],
   options: { steady?: boolean } = {},
 ): Promise<AnalysisOutput & { runDir: string | null }> {
+  if (typeof paths !== 'string' && paths.length > 1) return analyzeInstances(paths, options);
+  const path = typeof paths === 'string' ? paths : paths[0]!;
   let info: Awaited<ReturnType<typeof stat>>;
   try {
     info = await stat(path);
@@ -256,6 +268,41 @@ export async function analyzePath(
   await writeFileAtomic(join(path, 'record.txt'), output.record);
   await writeFileAtomic(join(path, 'table.md'), output.tableMarkdown);
   return { ...output, runDir: path };
+}
+
+/**
+ * Analyses the k6 output files of several instances of one test (each ran an execution
+ * segment) as one client side. Nothing is written.
+ */
+async function analyzeInstances(
+  paths: readonly string[],
+  options: { steady?: boolean },
+): Promise<AnalysisOutput & { runDir: null }> {
+  for (const path of paths) {
+    let info: Awaited<ReturnType<typeof stat>>;
+    try {
+      info = await stat(path);
+    } catch (error) {
+      throw new PlateauError(ERROR_CODES.INPUT, `${path} does not exist`, {
+        hint: 'pass the k6 CSV/NDJSON files of the instances of one test',
+        cause: error,
+      });
+    }
+    if (info.isDirectory()) {
+      throw new PlateauError(
+        ERROR_CODES.INPUT,
+        `${path} is a directory; several paths must all be k6 output files`,
+        {
+          hint: 'analyse a run directory on its own: plateau analyze runs/<id>/',
+        },
+      );
+    }
+    if (info.size === 0)
+      throw new PlateauError(ERROR_CODES.INPUT, `${path} is empty`, {
+        hint: 'that instance wrote no samples',
+      });
+  }
+  return { ...(await analyze({ clientFile: paths, steady: options.steady === true })), runDir: null };
 }
 
 /** A run directory's analysis (recomputed when analysis.json is missing) and manifest. */

@@ -1,6 +1,8 @@
 // Two engine instances on two execution segments together run exactly the unsplit test.
 import assert from 'node:assert/strict';
+import { dirname, join } from 'node:path';
 import { test } from 'node:test';
+import { analyzePath } from '../analysis/analyze-run.ts';
 import { formatOffsetMs, printSchedule } from '../engine/schedule-report.ts';
 import { runScript, writeScript } from './helpers/engine.ts';
 import { startTestServer } from './helpers/test-server.ts';
@@ -37,12 +39,14 @@ test('segments 0:1/2 and 1/2:1 run disjoint halves whose union is the whole sche
 
   const seen: number[] = [];
   const vus = new Set<string>();
+  const csvFiles: string[] = [];
   for (const segment of ['0:1/2', '1/2:1']) {
     const before = server.requests.length;
-    const run = await runScript(script, {
+    const run = await runScript(await writeScript(scriptFor(server.url)), {
       overrides: { executionSegment: segment, executionSegmentSequence: '0,1/2,1' },
     });
     assert.equal(run.exitCode, 0, run.logs.join('\n'));
+    csvFiles.push(join(run.dir, 'out.csv.gz'));
     for (const r of server.requests.slice(before)) {
       const params = new URL(r.url, 'http://x').searchParams;
       seen.push(Number(params.get('it')));
@@ -55,4 +59,15 @@ test('segments 0:1/2 and 1/2:1 run disjoint halves whose union is the whole sche
     'iterationInTest: every global index exactly once',
   );
   assert.ok(vus.size >= 2, 'VU ids in the test differ between instances');
+
+  // `plateau analyze a.csv.gz b.csv.gz`: the instances' outputs analysed as one test.
+  const requestsIn = (output: Awaited<ReturnType<typeof analyzePath>>) =>
+    output.analysis.table.reduce((sum, row) => sum + row.requests, 0);
+  const together = await analyzePath(csvFiles);
+  const apart = await Promise.all(csvFiles.map((file) => analyzePath(file)));
+  assert.equal(requestsIn(together), 29, 'every request of the unsplit test');
+  assert.equal(requestsIn(together), requestsIn(apart[0]!) + requestsIn(apart[1]!));
+  assert.ok(requestsIn(apart[0]!) > 0 && requestsIn(apart[1]!) > 0);
+  assert.equal(together.analysis.sources.client, 'out.csv.gz, out.csv.gz');
+  await assert.rejects(analyzePath([csvFiles[0]!, dirname(csvFiles[1]!)]), /is a directory/);
 });
