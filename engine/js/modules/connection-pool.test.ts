@@ -1,6 +1,8 @@
 // The connection pool against real servers on port 0: reuse, Go's "first ready connection
 // wins", and dial errors.
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { buildConnector, type Dispatcher } from 'undici';
 import { startTestServer } from '../../../test/helpers/test-server.ts';
@@ -80,5 +82,18 @@ test('a failed dial fails the oldest waiting request with the socket error', asy
     });
   } finally {
     await pools.close();
+  }
+});
+
+test('an IPv6 loopback origin ([::1]) is dialled without its brackets', async () => {
+  const server = createServer((_req, res) => res.end('ok'));
+  await new Promise<void>((resolve) => server.listen(0, '::1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const pools = new ConnectionPools({ keepAliveTimeoutMs: 1000 });
+  try {
+    assert.equal((await get(pools, `http://[::1]:${port}`)).status, 200);
+  } finally {
+    await pools.close();
+    server.close();
   }
 });
