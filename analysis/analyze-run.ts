@@ -241,18 +241,8 @@ export async function analyzePath(
 ): Promise<AnalysisOutput & { runDir: string | null }> {
   if (typeof paths !== 'string' && paths.length > 1) return analyzeInstances(paths, options);
   const path = typeof paths === 'string' ? paths : paths[0]!;
-  let info: Awaited<ReturnType<typeof stat>>;
-  try {
-    info = await stat(path);
-  } catch (error) {
-    throw new PlateauError(ERROR_CODES.INPUT, `${path} does not exist`, {
-      hint: 'pass a run directory (runs/<id>/) or a k6 CSV/NDJSON file',
-      cause: error,
-    });
-  }
+  const info = await inputStat(path, 'pass a run directory (runs/<id>/) or a k6 CSV/NDJSON file');
   if (!info.isDirectory()) {
-    if (info.size === 0)
-      throw new PlateauError(ERROR_CODES.INPUT, `${path} is empty`, { hint: 'the run wrote no samples' });
     return { ...(await analyze({ clientFile: path, steady: options.steady === true })), runDir: null };
   }
   const clientFile = await findClientFile(path);
@@ -279,30 +269,29 @@ async function analyzeInstances(
   options: { steady?: boolean },
 ): Promise<AnalysisOutput & { runDir: null }> {
   for (const path of paths) {
-    let info: Awaited<ReturnType<typeof stat>>;
-    try {
-      info = await stat(path);
-    } catch (error) {
-      throw new PlateauError(ERROR_CODES.INPUT, `${path} does not exist`, {
-        hint: 'pass the k6 CSV/NDJSON files of the instances of one test',
-        cause: error,
-      });
-    }
+    const info = await inputStat(path, 'pass the k6 CSV/NDJSON files of the instances of one test');
     if (info.isDirectory()) {
       throw new PlateauError(
         ERROR_CODES.INPUT,
         `${path} is a directory; several paths must all be k6 output files`,
-        {
-          hint: 'analyse a run directory on its own: plateau analyze runs/<id>/',
-        },
+        { hint: 'analyse a run directory on its own: plateau analyze runs/<id>/' },
       );
     }
-    if (info.size === 0)
-      throw new PlateauError(ERROR_CODES.INPUT, `${path} is empty`, {
-        hint: 'that instance wrote no samples',
-      });
   }
   return { ...(await analyze({ clientFile: paths, steady: options.steady === true })), runDir: null };
+}
+
+/** Stats an input path: a clear error when it is missing, or an empty file. */
+async function inputStat(path: string, hint: string): Promise<Awaited<ReturnType<typeof stat>>> {
+  let info: Awaited<ReturnType<typeof stat>>;
+  try {
+    info = await stat(path);
+  } catch (error) {
+    throw new PlateauError(ERROR_CODES.INPUT, `${path} does not exist`, { hint, cause: error });
+  }
+  if (!info.isDirectory() && info.size === 0)
+    throw new PlateauError(ERROR_CODES.INPUT, `${path} is empty`, { hint: 'the run wrote no samples' });
+  return info;
 }
 
 /** A run directory's analysis (recomputed when analysis.json is missing) and manifest. */
