@@ -7,7 +7,15 @@ import { register } from 'tsx/esm/api';
 register();
 const { engineNodeFlags, needsEngineRelaunch } = await import('../engine/node-flags.ts');
 
-if (needsEngineRelaunch(process.argv, process.execArgv)) {
+let relaunch = false;
+try {
+  relaunch = needsEngineRelaunch(process.argv, process.execArgv);
+} catch (error) {
+  // A bad PLATEAU_ENGINE_GC: say what is wrong and how to fix it, as the CLI does.
+  process.stderr.write(`plateau: ${error.message}\n${error.hint ? `hint: ${error.hint}\n` : ''}`);
+  process.exit(104);
+}
+if (relaunch) {
   // `engine run` needs V8 flags that only a process's command line can set: run it in a
   // child that has them. The child gets its own process group so that a terminal's Ctrl-C
   // reaches it once, through this relay, exactly as if it had been pressed there.

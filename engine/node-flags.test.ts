@@ -6,6 +6,11 @@ test('only `engine run` without the flags relaunches; PLATEAU_ENGINE_GC=parallel
   const argv = (...args: string[]) => ['node', 'bin/plateau.js', ...args];
   assert.deepEqual(engineNodeFlags({}), ['--single-threaded-gc']);
   assert.deepEqual(engineNodeFlags({ PLATEAU_ENGINE_GC: 'parallel' }), []);
+  assert.deepEqual(engineNodeFlags({ PLATEAU_ENGINE_GC: 'single' }), ['--single-threaded-gc']);
+  assert.throws(
+    () => engineNodeFlags({ PLATEAU_ENGINE_GC: 'paralel' }),
+    /PLATEAU_ENGINE_GC="paralel" is not a GC mode/,
+  );
   assert.equal(needsEngineRelaunch(argv('engine', 'run', 's.js'), []), true);
   assert.equal(needsEngineRelaunch(argv('engine', 'run', 's.js'), ['--single-threaded-gc']), false);
   assert.equal(needsEngineRelaunch(argv('engine', 'schedule', 's.js'), []), false);

@@ -8,12 +8,19 @@
 // alone; measured here (bench/engine-accuracy.ts, docs/engine.md) start lag p99 fell from
 // 5–8 ms to 2–3 ms and CPU per request by ~5 %. V8 takes the flag only at process start.
 
-/** Set PLATEAU_ENGINE_GC=parallel to run the engine with V8's default collector. */
+import { ERROR_CODES, PlateauError } from '../contract/index.ts';
+
+/** PLATEAU_ENGINE_GC=single (default) or parallel (V8's default collector). */
 export const ENGINE_GC_ENV = 'PLATEAU_ENGINE_GC';
 
 /** The flags to start an engine process with, given its environment. */
 export function engineNodeFlags(env: NodeJS.ProcessEnv = process.env): string[] {
-  return env[ENGINE_GC_ENV] === 'parallel' ? [] : ['--single-threaded-gc'];
+  const mode = env[ENGINE_GC_ENV];
+  if (mode === undefined || mode === '' || mode === 'single') return ['--single-threaded-gc'];
+  if (mode === 'parallel') return [];
+  throw new PlateauError(ERROR_CODES.INVALID_CONFIG, `${ENGINE_GC_ENV}="${mode}" is not a GC mode`, {
+    hint: `set ${ENGINE_GC_ENV}=single (the default) or ${ENGINE_GC_ENV}=parallel, or unset it`,
+  });
 }
 
 /**
