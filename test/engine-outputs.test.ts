@@ -155,3 +155,43 @@ export default async function () { await http.asyncRequest('GET', '${server.url}
   const text = await readFile(`${run.dir}/summary.json`, 'utf8');
   assert.match(text, /^\{\n {4}"root_group"/, 'indented with 4 spaces');
 });
+
+test("request timings follow k6's tracer: a new connection's dial in blocked and connecting; duration = sending + waiting + receiving", async () => {
+  const server = await startTestServer({ delayMs: 20 });
+  const run = await runScript(
+    await writeScript(`
+import http from 'k6/http';
+export const options = { iterations: 1 };
+export default async function () {
+  for (const which of ['first', 'reused']) {
+    const res = await http.asyncRequest('GET', '${server.url}/', null, { tags: { which } });
+    const t = res.timings;
+    const sum = t.sending + t.waiting + t.receiving;
+    if (Math.abs(t.duration - sum) > 1e-9) throw new Error('res.timings.duration is not the sum: ' + JSON.stringify(t));
+  }
+}`),
+  );
+  assert.equal(run.exitCode, 0, run.logs.join('\n'));
+  const value = (which: string, metric: string) =>
+    Number(run.rows.find((r) => r.metric_name === metric && r.extra_tags === `which=${which}`)?.metric_value);
+  assert.ok(value('first', 'http_req_connecting') > 0, 'the first request dialled its connection');
+  assert.ok(
+    value('first', 'http_req_blocked') >= value('first', 'http_req_connecting'),
+    'blocked includes the dial, as in k6',
+  );
+  assert.equal(
+    value('reused', 'http_req_connecting'),
+    0,
+    'a reused keep-alive connection has no connect time',
+  );
+  assert.equal(value('first', 'http_req_tls_handshaking'), 0, 'no TLS over http');
+  for (const which of ['first', 'reused']) {
+    assert.ok(value(which, 'http_req_sending') > 0, `${which}: sending is measured`);
+    assert.ok(value(which, 'http_req_waiting') >= 15, `${which}: waiting holds the server's 20 ms`);
+    const sum =
+      value(which, 'http_req_sending') +
+      value(which, 'http_req_waiting') +
+      value(which, 'http_req_receiving');
+    assert.ok(Math.abs(value(which, 'http_req_duration') - sum) < 1e-5, `${which}: duration is the sum`);
+  }
+});

@@ -64,6 +64,7 @@ export async function startTarget(cores = '1'): Promise<{ child: ChildProcess; u
  * Lag is each arrival's offset from its planned start i/rate (the generator sends its
  * iterationInTest as ?i=, so drops do not skew it), against t0 = the earliest offset of the
  * process that sent it (&s=): processes of one test start a few ms apart, as k6 instances do.
+ * `connections`: how many the generator opened to the target.
  */
 export async function stats(url: string, rate: number, planned: number) {
   const body = (await (await fetch(`${url}/__stats`)).json()) as {
@@ -71,8 +72,9 @@ export async function stats(url: string, rate: number, planned: number) {
     times: number[];
     planned: number[];
     sources: number[];
+    connections: number;
   };
-  const { count, times, sources } = body;
+  const { count, times, sources, connections } = body;
   await fetch(`${url}/__reset`);
   if (count === 0) return { received: 0, achievedPct: 0 };
   const origin = times[0]!;
@@ -102,6 +104,7 @@ export async function stats(url: string, rate: number, planned: number) {
   const steadyPlanned = planned - rate;
   return {
     received: count,
+    connections,
     achievedPct: Math.round((count / planned) * 10000) / 100,
     steadyAchievedPct: Math.round((steady.length / steadyPlanned) * 10000) / 100,
     steadyLagP50Ms: Math.round(lagAt(0.5) * 100) / 100,

@@ -14,6 +14,8 @@ const indices = new Float64Array(4_000_000);
 // Which generator process sent it, when it adds &s=<number> (several processes, one test).
 const sources = new Float64Array(4_000_000);
 let count = 0;
+// Connections accepted since the last reset, and when each was accepted.
+let connections = 0;
 
 const OK = Buffer.from(
   'HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok',
@@ -54,10 +56,12 @@ function answer(bytes, start, end, at) {
         times: Array.from(arrivals.subarray(0, count)),
         planned: Array.from(indices.subarray(0, count)),
         sources: Array.from(sources.subarray(0, count)),
+        connections,
       });
     }
     if (line.startsWith('GET /__reset')) {
       count = 0;
+      connections = 0;
       return OK;
     }
   }
@@ -74,6 +78,7 @@ function answer(bytes, start, end, at) {
 }
 
 const server = createServer({ noDelay: true }, (socket) => {
+  connections++;
   // Bytes of a request head split across reads; usually empty.
   let carry;
   socket.on('data', (chunk) => {

@@ -1,12 +1,14 @@
 // The connection pool against real servers on port 0: reuse, Go's "first ready connection
 // wins", and dial errors.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { buildConnector, type Dispatcher } from 'undici';
 import { startTestServer } from '../../../test/helpers/test-server.ts';
-import { ConnectionPools } from './connection-pool.ts';
+import { ConnectionPools, type TracedHandler } from './connection-pool.ts';
 
 /** Sends one GET through `pools`; resolves with its status and when it finished. */
 function get(pools: ConnectionPools, origin: string, path = '/'): Promise<{ status: number; atMs: number }> {
@@ -95,5 +97,86 @@ test('an IPv6 loopback origin ([::1]) is dialled without its brackets', async ()
   } finally {
     await pools.close();
     server.close();
+  }
+});
+
+/** Sends one GET and lists the connection moments its handler heard, in order. */
+function tracedGet(pools: ConnectionPools, origin: string): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const heard: string[] = [];
+    const handler: TracedHandler = {
+      onConnectStart: () => heard.push('connect-start'),
+      onConnectDone: () => heard.push('connect-done'),
+      onTlsHandshakeDone: () => heard.push('tls-done'),
+      onRequestStart: () => heard.push('request-start'),
+      onRequestWritten: () => heard.push('written'),
+      onResponseStart: () => heard.push('response-start'),
+      onResponseData: () => undefined,
+      onResponseEnd: () => resolve(heard),
+      onResponseError: (_c, error) => reject(error),
+    };
+    pools.dispatch({ origin, path: '/', method: 'GET' }, handler);
+  });
+}
+
+test('a request hears its own dial, then being written; a request on a reused connection only the latter', async () => {
+  const server = await startTestServer({ delayMs: 5 });
+  const pools = new ConnectionPools({ keepAliveTimeoutMs: 10_000 });
+  try {
+    assert.deepEqual(await tracedGet(pools, server.url), [
+      'connect-start',
+      'connect-done',
+      'request-start',
+      'written',
+      'response-start',
+    ]);
+    assert.deepEqual(await tracedGet(pools, server.url), ['request-start', 'written', 'response-start']);
+  } finally {
+    await pools.close();
+  }
+});
+
+test('over https the TLS handshake ends after the TCP connect and before the request starts', async () => {
+  const fixtures = new URL('../../../test/fixtures/tls/', import.meta.url);
+  const cert = readFileSync(new URL('localhost-cert.pem', fixtures));
+  const server = createHttpsServer(
+    { cert, key: readFileSync(new URL('localhost-key.pem', fixtures)) },
+    (_q, res) => res.end('ok'),
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const pools = new ConnectionPools({ keepAliveTimeoutMs: 1000, connector: buildConnector({ ca: cert }) });
+  try {
+    assert.deepEqual(await tracedGet(pools, `https://127.0.0.1:${port}`), [
+      'connect-start',
+      'connect-done',
+      'tls-done',
+      'request-start',
+      'written',
+      'response-start',
+    ]);
+  } finally {
+    await pools.close();
+    server.close();
+  }
+});
+
+test("a refused dial is still reported as connected (with its error), like Go's ConnectDone", async () => {
+  const pools = new ConnectionPools({ keepAliveTimeoutMs: 1000 });
+  const heard: string[] = [];
+  try {
+    await new Promise<void>((resolve) =>
+      pools.dispatch(
+        { origin: 'http://127.0.0.1:1', path: '/', method: 'GET' },
+        {
+          onConnectStart: () => heard.push('connect-start'),
+          onConnectDone: () => heard.push('connect-done'),
+          onResponseError: () => resolve(),
+        },
+      ),
+    );
+    assert.deepEqual(heard, ['connect-start', 'connect-done']);
+  } finally {
+    await pools.close();
   }
 });

@@ -9,21 +9,45 @@
 // first milliseconds opens a connection of its own (~0.1–0.4 ms of CPU each), VUs sit
 // blocked behind connects, and hundreds of starts are dropped; Go's way reuses the first
 // few connections and opens only what the load needs.
+import { isIP, type Socket } from 'node:net';
 import { buildConnector, Client, type Dispatcher } from 'undici';
 
 /** Connect timeout, as Go's default dialer in k6 (dial errors then carry code 1211). */
 const DIAL_TIMEOUT_MS = 10_000;
 
+/**
+ * What a request may hear about its connection, the moments Go's httptrace gives k6:
+ * a dial made for it starts (after DNS) and connects, its TLS handshake ends, and the
+ * request has been written. The handler reads the clock itself when called.
+ */
+export interface ConnectionTrace {
+  onConnectStart?(): void;
+  /** Also called when the dial failed, as Go's ConnectDone carries the error. */
+  onConnectDone?(): void;
+  onTlsHandshakeDone?(): void;
+  onRequestWritten?(): void;
+}
+
+/** A request's handler: undici's, plus the connection moments it wants to hear. */
+export type TracedHandler = Dispatcher.DispatchHandler & ConnectionTrace;
+
+/**
+ * Opens a socket: undici's connector, typed as returning nothing but returning the socket it
+ * is opening (a test's connector may return nothing).
+ */
+// biome-ignore lint/suspicious/noConfusingVoidType: a plain undici connector (returning void) must fit.
+type Connector = (options: buildConnector.Options, callback: buildConnector.Callback) => Socket | void;
+
 interface Waiting {
   options: Dispatcher.DispatchOptions;
-  handler: Dispatcher.DispatchHandler;
+  handler: TracedHandler;
 }
 
 /** Settings every connection shares. */
 interface PoolSettings {
   keepAliveTimeoutMs: number;
   /** Opens sockets; undici's connector with a 10 s timeout unless given (tests slow it down). */
-  connector?: buildConnector.connector;
+  connector?: Connector;
 }
 
 /**
@@ -33,14 +57,14 @@ interface PoolSettings {
 export class ConnectionPools {
   readonly #pools = new Map<string, OriginPool>();
   readonly #settings: PoolSettings;
-  readonly #connector: buildConnector.connector;
+  readonly #connector: Connector;
 
   constructor(settings: PoolSettings) {
     this.#settings = settings;
     this.#connector = settings.connector ?? buildConnector({ timeout: DIAL_TIMEOUT_MS });
   }
 
-  dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): void {
+  dispatch(options: Dispatcher.DispatchOptions, handler: TracedHandler): void {
     const origin = String(options.origin);
     let pool = this.#pools.get(origin);
     if (!pool) {
@@ -66,7 +90,7 @@ export class ConnectionPools {
 /** One origin's connections: idle ones, requests waiting for one, and dials in progress. */
 class OriginPool {
   readonly #url: URL;
-  readonly #connector: buildConnector.connector;
+  readonly #connector: Connector;
   readonly #settings: PoolSettings;
   readonly #clients = new Set<Client>();
   /** Connected clients with no request in flight; the most recently used last. */
@@ -76,8 +100,10 @@ class OriginPool {
   #head = 0;
   #dialing = 0;
   #closed = false;
+  /** The request being handed to a client right now: a reconnect it sets off is traced to it. */
+  #sending: TracedHandler | undefined;
 
-  constructor(url: URL, connector: buildConnector.connector, settings: PoolSettings) {
+  constructor(url: URL, connector: Connector, settings: PoolSettings) {
     this.#url = url;
     this.#connector = connector;
     this.#settings = settings;
@@ -87,15 +113,16 @@ class OriginPool {
     return this.#clients.size;
   }
 
-  dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): void {
+  dispatch(options: Dispatcher.DispatchOptions, handler: TracedHandler): void {
     const client = this.#idle.pop();
     if (client) {
       this.#send(client, options, handler);
       return;
     }
     this.#waiting.push({ options, handler });
-    // Like Go: one dial per request left waiting; whichever connection is ready first wins.
-    if (this.#dialing < this.#waitingCount()) this.#dial();
+    // Like Go: one dial per request left waiting, traced to it; whichever connection is
+    // ready first wins.
+    if (this.#dialing < this.#waitingCount()) this.#dial(handler);
   }
 
   async close(): Promise<void> {
@@ -118,8 +145,15 @@ class OriginPool {
     return next;
   }
 
-  #send(client: Client, options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): void {
-    client.dispatch(options, new ReleasingHandler(handler, () => this.#release(client)));
+  #send(client: Client, options: Dispatcher.DispatchOptions, handler: TracedHandler): void {
+    const releasing = new ReleasingHandler(handler, () => this.#release(client));
+    this.#sending = handler;
+    try {
+      client.dispatch(options, releasing);
+    } finally {
+      this.#sending = undefined;
+    }
+    releasing.dispatched();
   }
 
   /**
@@ -138,12 +172,45 @@ class OriginPool {
     else this.#idle.push(client);
   }
 
-  #dial(): void {
+  /**
+   * Opens a socket for `trace`'s request and tells it when the TCP connection starts
+   * (after any DNS lookup), is up, and (https) when its TLS handshake is done.
+   */
+  #open(
+    options: buildConnector.Options,
+    trace: ConnectionTrace | undefined,
+    callback: buildConnector.Callback,
+  ): void {
+    const tls = options.protocol === 'https:';
+    const resolved = isIP(options.hostname) !== 0;
+    if (trace && resolved) trace.onConnectStart?.();
+    let connected = false;
+    const socket = this.#connector(options, (error, socket) => {
+      if (trace && !connected) {
+        connected = true;
+        trace.onConnectDone?.();
+      }
+      if (trace && tls && !error) trace.onTlsHandshakeDone?.();
+      if (error) callback(error, null);
+      else callback(null, socket);
+    });
+    if (!trace || !socket) return;
+    if (!resolved) socket.once('lookup', () => trace.onConnectStart?.());
+    if (tls) {
+      socket.once('connect', () => {
+        connected = true;
+        trace.onConnectDone?.();
+      });
+    }
+  }
+
+  #dial(trace: ConnectionTrace): void {
     this.#dialing++;
     const { hostname, host, protocol, port } = this.#url;
     const defaultPort = protocol === 'https:' ? '443' : '80';
-    this.#connector(
+    this.#open(
       { hostname: hostname.replace(/^\[|\]$/g, ''), host, protocol, port: port || defaultPort },
+      trace,
       (error, socket) => {
         this.#dialing--;
         if (error || this.#closed) {
@@ -161,7 +228,8 @@ class OriginPool {
           headersTimeout: 0,
           bodyTimeout: 0,
           // The first connection is the one just dialled; later ones (after the server
-          // closes an idle connection) are dialled when the client needs them.
+          // closes an idle connection) are dialled when the client needs them, for the
+          // request being handed to it.
           connect: (options, callback) => {
             if (dialled) {
               const ready = dialled;
@@ -169,7 +237,7 @@ class OriginPool {
               // Asynchronously, as a real dial answers: undici does not expect a callback
               // from inside its own connect().
               process.nextTick(callback, null, ready);
-            } else this.#connector(options, callback);
+            } else this.#open(options, this.#sending, callback);
           },
         });
         this.#clients.add(client);
@@ -191,18 +259,33 @@ function abortOnly(): Dispatcher.DispatchController {
   };
 }
 
-/** Forwards to the request's handler and frees the connection once the request is over. */
+/**
+ * Forwards to the request's handler, tells it when the request has been written, and
+ * frees the connection once the request is over.
+ */
 class ReleasingHandler implements Dispatcher.DispatchHandler {
-  readonly #inner: Dispatcher.DispatchHandler;
+  readonly #inner: TracedHandler;
   #release: (() => void) | undefined;
+  /** undici writes a request inside dispatch() when its connection is up and idle. */
+  #inDispatch = true;
+  #startedInDispatch = false;
 
-  constructor(inner: Dispatcher.DispatchHandler, release: () => void) {
+  constructor(inner: TracedHandler, release: () => void) {
     this.#inner = inner;
     this.#release = release;
   }
 
+  /** dispatch() returned: a request undici started inside it has been written by now. */
+  dispatched(): void {
+    this.#inDispatch = false;
+    if (this.#startedInDispatch) this.#inner.onRequestWritten?.();
+  }
+
   onRequestStart(controller: Dispatcher.DispatchController, context: unknown): void {
     this.#inner.onRequestStart?.(controller, context);
+    if (this.#inDispatch) this.#startedInDispatch = true;
+    // Started later, once a new connection is up: written by the time microtasks run.
+    else queueMicrotask(() => this.#inner.onRequestWritten?.());
   }
 
   onResponseStart(

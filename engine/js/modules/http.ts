@@ -5,7 +5,7 @@ import { type BuiltinMetricName, HTTP_TIMING_METRICS } from '../../metrics/built
 import type { Metric } from '../../metrics/metric.ts';
 import type { IterationContext } from '../context.ts';
 import { nowMs, type ResponseCallback, type TestRuntime } from '../runtime.ts';
-import { ConnectionPools } from './connection-pool.ts';
+import { ConnectionPools, type TracedHandler } from './connection-pool.ts';
 
 /** k6's default request timeout. */
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -115,16 +115,28 @@ const ZERO_TIMINGS: Timings = {
  * One request in flight: the undici dispatch handler, its timeout, its interruption, and
  * the samples it emits when it ends. A class (not closures) because thousands are created
  * per second.
+ *
+ * Its timings follow k6's tracer on Go's httptrace. The moments, all from one clock:
+ * created (Go's GetConn), a dial for it starting and connecting, its TLS handshake done,
+ * handed to a connection (GotConn), written, first response byte, end. Then
+ * blocked = handed − created (a new connection's dial included), connecting = the dial,
+ * sending = written − (TLS done, dial done, or handed when the connection was reused),
+ * waiting = first byte − written, receiving = end − first byte, and
+ * duration = sending + waiting + receiving.
  */
-class InFlightRequest implements Dispatcher.DispatchHandler {
+class InFlightRequest implements TracedHandler {
   readonly #runtime: TestRuntime;
   readonly #metrics: ReturnType<typeof requestMetrics>;
   readonly #spec: RequestSpec;
   readonly #context: IterationContext | undefined;
   readonly #resolve: (response: HttpResponse) => void;
   readonly #started = nowMs();
-  #assigned = this.#started;
-  #firstByte = this.#started;
+  #assigned = 0;
+  #connectStart = 0;
+  #connectDone = 0;
+  #tlsDone = 0;
+  #written = 0;
+  #firstByte = 0;
   #status = 0;
   #statusText = '';
   #headers: Record<string, string> = {};
@@ -167,10 +179,29 @@ class InFlightRequest implements Dispatcher.DispatchHandler {
     );
   }
 
+  onConnectStart(): void {
+    if (this.#connectStart === 0) this.#connectStart = nowMs();
+  }
+
+  onConnectDone(): void {
+    if (this.#connectDone === 0) this.#connectDone = nowMs();
+  }
+
+  onTlsHandshakeDone(): void {
+    if (this.#tlsDone === 0) this.#tlsDone = nowMs();
+  }
+
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.#controller = controller;
     this.#assigned = nowMs();
+    // Given another connection while its own dial is still going: as in k6, the dial
+    // counts as done now.
+    if (this.#connectStart !== 0 && this.#connectDone === 0) this.#connectDone = this.#assigned;
     if (this.#settled) controller.abort(new Error('request already finished'));
+  }
+
+  onRequestWritten(): void {
+    if (this.#written === 0) this.#written = nowMs();
   }
 
   onResponseStart(
@@ -224,6 +255,25 @@ class InFlightRequest implements Dispatcher.DispatchHandler {
     this.#resolve(interruptedResponse(this.#spec.method, this.#spec.urlString));
   }
 
+  /** The request's timings at `ended` (see the class comment). */
+  #timings(ended: number): Timings {
+    const connected = this.#tlsDone || this.#connectDone || this.#assigned;
+    // As in k6, a request that failed before its first response byte has no waiting time:
+    // a timeout's duration is its sending alone.
+    const sending = span(connected, this.#written);
+    const waiting = span(this.#written, this.#firstByte);
+    const receiving = span(this.#firstByte, ended);
+    return {
+      blocked: span(this.#started, this.#assigned),
+      connecting: span(this.#connectStart, this.#connectDone),
+      tls_handshaking: span(this.#connectDone, this.#tlsDone),
+      sending,
+      waiting,
+      receiving,
+      duration: sending + waiting + receiving,
+    };
+  }
+
   #finish(error: unknown): void {
     if (this.#settled) return;
     this.#settled = true;
@@ -240,18 +290,7 @@ class InFlightRequest implements Dispatcher.DispatchHandler {
       : status >= 400
         ? [1000 + status, '']
         : [0, ''];
-    const blocked = this.#assigned - this.#started;
-    const timings: Timings = failed
-      ? { ...ZERO_TIMINGS, blocked, duration: ended - this.#assigned }
-      : {
-          blocked,
-          connecting: 0,
-          tls_handshaking: 0,
-          sending: 0,
-          waiting: this.#firstByte - this.#assigned,
-          receiving: ended - this.#firstByte,
-          duration: ended - this.#assigned,
-        };
+    const timings = this.#timings(ended);
     if (context) context.bytesReceived += this.#headerBytes + this.#bodyBytes;
     const expected = spec.callback ? !failed && spec.callback(status) : undefined;
     if (!context?.interrupted) {
@@ -288,6 +327,11 @@ class InFlightRequest implements Dispatcher.DispatchHandler {
 }
 
 function noop(): void {}
+
+/** `to − from` when both moments happened, else 0. */
+function span(from: number, to: number): number {
+  return from === 0 || to === 0 || to < from ? 0 : to - from;
+}
 
 function timeOut(request: InFlightRequest): void {
   request.timeOut();
