@@ -124,6 +124,7 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
     }
     runtime.runTags = options.tags;
     runtime.discardResponseBodies = options.discardResponseBodies;
+    runtime.maxRedirects = options.maxRedirects;
     registry.applyThresholds(options.thresholds);
     const tuple = ExecutionTuple.create(
       options.executionSegment ? parseSegment(options.executionSegment) : undefined,

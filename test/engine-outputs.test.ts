@@ -1,6 +1,8 @@
 // The engine's files have the shape of real k6 output (../shared/fixtures/k6-real).
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { parse } from 'csv-parse/sync';
 import { runScript, writeScript } from './helpers/engine.ts';
@@ -193,5 +195,86 @@ export default async function () {
       value(which, 'http_req_waiting') +
       value(which, 'http_req_receiving');
     assert.ok(Math.abs(value(which, 'http_req_duration') - sum) < 1e-5, `${which}: duration is the sum`);
+  }
+});
+
+test('redirects are followed as k6 follows them: one set of samples per hop, Go method rules, maxRedirects', async () => {
+  const seen: string[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => {
+      body += chunk;
+    });
+    req.on('end', () => {
+      seen.push(`${req.method} ${req.url} ${body}`.trim());
+      const [path] = (req.url ?? '/').split('?');
+      const to = (status: number, location: string) => res.writeHead(status, { Location: location }).end();
+      if (path === '/a') to(302, '/b');
+      else if (path === '/post-303') to(303, '/b');
+      else if (path === '/post-307') to(307, '/echo');
+      else if (path === '/loop') to(302, '/loop');
+      else res.end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    const script = (maxRedirects: string, body: string) => `
+import http from 'k6/http';
+export const options = { iterations: 1${maxRedirects} };
+export default async function () {
+${body}
+}`;
+    const run = await runScript(
+      await writeScript(
+        script(
+          '',
+          `
+  const a = await http.asyncRequest('GET', '${base}/a');
+  if (a.status !== 200 || a.url !== '${base}/b' || a.body !== 'ok') throw new Error('a: ' + a.status + ' ' + a.url);
+  const named = await http.asyncRequest('GET', '${base}/a', null, { tags: { name: 'start' } });
+  if (named.status !== 200) throw new Error('named');
+  await http.asyncRequest('POST', '${base}/post-303', 'x=1');
+  await http.asyncRequest('POST', '${base}/post-307', 'y=2');
+  const loop = await http.asyncRequest('GET', '${base}/loop');
+  if (loop.status !== 302) throw new Error('the last redirection is returned');
+  const none = await http.asyncRequest('GET', '${base}/a', null, { redirects: 0 });
+  if (none.status !== 302 || none.url !== '${base}/a') throw new Error('redirects: 0 follows none');`,
+        ),
+      ),
+    );
+    assert.equal(run.exitCode, 0, run.logs.join('\n'));
+    const reqs = run.rows.filter((r) => r.metric_name === 'http_reqs');
+    assert.deepEqual(
+      reqs.slice(0, 4).map((r) => [r.url, r.name, r.status]),
+      [
+        [`${base}/a`, `${base}/a`, '302'],
+        [`${base}/b`, `${base}/b`, '200'],
+        ['start', 'start', '302'],
+        ['start', 'start', '200'],
+      ],
+      'each hop is a request of its own; a given name stays on every hop',
+    );
+    assert.ok(seen.includes('GET /b'), 'a 303 turns a POST into a GET without its body');
+    assert.ok(seen.includes('POST /echo y=2'), 'a 307 repeats the POST with its body');
+    assert.equal(seen.filter((s) => s === 'GET /loop').length, 11, 'k6 follows 10 redirects by default');
+    assert.equal(
+      run.logs.filter((l) => l.includes('Stopped after 11 redirects')).length,
+      1,
+      run.logs.join('\n'),
+    );
+    assert.equal(reqs.length, 4 + 2 + 2 + 11 + 1);
+
+    seen.length = 0;
+    const limited = await runScript(
+      await writeScript(script(', maxRedirects: 1', `  await http.asyncRequest('GET', '${base}/loop');`)),
+    );
+    assert.equal(limited.exitCode, 0);
+    assert.equal(seen.length, 2, 'options.maxRedirects: 1 follows one');
+    assert.ok(limited.logs.some((l) => l.includes('Stopped after 2 redirects')));
+    const invalid = await runScript(await writeScript(script(', maxRedirects: -1', '')));
+    assert.equal(invalid.exitCode, 104, 'a negative maxRedirects is invalid config');
+  } finally {
+    server.close();
   }
 });

@@ -19,6 +19,8 @@ export interface TestOptions {
   thresholds: Record<string, ThresholdConfig | ThresholdConfig[]>;
   summaryTrendStats: string[];
   discardResponseBodies: boolean;
+  /** Redirects a request follows unless its params say otherwise (k6's default: 10). */
+  maxRedirects: number;
   /** options.tags plus --tag. */
   tags: Record<string, string>;
   setupTimeoutNs: number;
@@ -260,11 +262,20 @@ export function consolidateOptions(scriptOptions: unknown, overrides: OptionOver
       hint: "map metric names to expressions, e.g. { http_req_failed: ['rate<0.01'] }",
     });
   }
+  const maxRedirects = raw.maxRedirects ?? 10;
+  if (typeof maxRedirects !== 'number' || !Number.isInteger(maxRedirects) || maxRedirects < 0) {
+    problems.push({
+      setting: 'options.maxRedirects',
+      message: `${JSON.stringify(maxRedirects)} is not a whole number of redirects`,
+      hint: 'use 0 (follow none) or more; k6 follows 10 by default',
+    });
+  }
   const options: TestOptions = {
     scenarios,
     thresholds,
     summaryTrendStats,
     discardResponseBodies: raw.discardResponseBodies === true,
+    maxRedirects: Number(maxRedirects),
     tags: { ...stringMap(raw.tags, 'options.tags'), ...(overrides.tags ?? {}) },
     setupTimeoutNs: duration(raw.setupTimeout, 'options.setupTimeout', 60 * SECOND_NS),
     teardownTimeoutNs: duration(raw.teardownTimeout, 'options.teardownTimeout', 60 * SECOND_NS),

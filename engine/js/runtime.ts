@@ -61,6 +61,8 @@ export class TestRuntime {
   readonly stopController = new AbortController();
   responseCallback: ResponseCallback | null = (status) => status >= 200 && status <= 399;
   discardResponseBodies = false;
+  /** options.maxRedirects: redirects a request follows when its params do not say. */
+  maxRedirects = 10;
   setupData: unknown;
   /** VUs executing an iteration now, and VUs initialized. */
   vusActive = 0;

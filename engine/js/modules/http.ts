@@ -38,6 +38,8 @@ interface Params {
   timeout?: string | number;
   responseType?: 'text' | 'binary' | 'none';
   responseCallback?: ResponseCallback | null;
+  /** Redirects to follow for this request; overrides options.maxRedirects. */
+  redirects?: number;
 }
 
 /** What `http.url\`…\`` returns: the URL, and a name with `${}` in place of values. */
@@ -92,6 +94,8 @@ interface RequestSpec {
   url: ParsedUrl;
   /** The `name` tag (and, as in k6 since v0.41, the `url` tag too when a name is given). */
   name: string;
+  /** Whether `name` came from the script (params.tags.name or http.url), not the URL. */
+  named: boolean;
   customTags: Record<string, string>;
   callback: ResponseCallback | null;
   timeoutMs: number;
@@ -99,7 +103,17 @@ interface RequestSpec {
   headers: Record<string, string>;
   payload: Buffer | undefined;
   body: unknown;
+  /** Redirects this hop may still follow, and how many were followed before it. */
+  redirectsLeft: number;
+  redirectsFollowed: number;
+  /** Whether the limit came from params.redirects (k6 warns only about options.maxRedirects). */
+  redirectsFromParams: boolean;
+  /** When the whole chain times out: k6's timeout covers all its redirects. */
+  deadlineMs: number;
 }
+
+/** Statuses Go's client follows when they carry a Location. */
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 const ZERO_TIMINGS: Timings = {
   blocked: 0,
@@ -148,6 +162,7 @@ class InFlightRequest implements TracedHandler {
   #controller: Dispatcher.DispatchController | undefined;
   #timer: NodeJS.Timeout | undefined;
   #unlisten: () => unknown = noop;
+  #agent: ConnectionPools | undefined;
 
   constructor(
     runtime: TestRuntime,
@@ -164,7 +179,8 @@ class InFlightRequest implements TracedHandler {
   }
 
   start(agent: ConnectionPools): void {
-    this.#timer = setTimeout(timeOut, this.#spec.timeoutMs, this);
+    this.#agent = agent;
+    this.#timer = setTimeout(timeOut, Math.max(1, this.#spec.deadlineMs - this.#started), this);
     if (this.#context) this.#unlisten = this.#context.interrupt.onAbort(() => this.interrupt());
     const { url, method, headers, payload } = this.#spec;
     agent.dispatch(
@@ -255,6 +271,33 @@ class InFlightRequest implements TracedHandler {
     this.#resolve(interruptedResponse(this.#spec.method, this.#spec.urlString));
   }
 
+  /**
+   * Follows a redirect as Go's client does for k6: each hop is a request of its own with
+   * its own samples, the response is the last hop's. Returns false when this response is
+   * the one to return (no Location, an unusable one, or no redirects left).
+   */
+  #redirect(location: string | undefined): boolean {
+    const spec = this.#spec;
+    if (location === undefined || this.#context?.interrupted) return false;
+    if (spec.redirectsLeft <= 0) {
+      if (!spec.redirectsFromParams) {
+        this.#runtime.logger.log(
+          'warning',
+          `Stopped after ${spec.redirectsFollowed + 1} redirects and returned the redirection; pass { redirects: n } in request params or set global maxRedirects to silence this`,
+          { url: spec.urlString },
+        );
+      }
+      return false;
+    }
+    const next = redirectSpec(spec, location, this.#status);
+    if (!next) return false;
+    if (this.#context) this.#context.bytesSent += requestBytes(next);
+    new InFlightRequest(this.#runtime, this.#metrics, next, this.#context, this.#resolve).start(
+      this.#agent as ConnectionPools,
+    );
+    return true;
+  }
+
   /** The request's timings at `ended` (see the class comment). */
   #timings(ended: number): Timings {
     const connected = this.#tlsDone || this.#connectDone || this.#assigned;
@@ -307,6 +350,7 @@ class InFlightRequest implements TracedHandler {
       emitRequest(runtime, this.#metrics, tags, timings, expected, ended);
     }
     if (failed) runtime.logger.log('warning', 'Request Failed', { error: JSON.stringify(errorText) });
+    if (!failed && REDIRECT_STATUSES.has(status) && this.#redirect(this.#headers.Location)) return;
     this.#resolve(
       new HttpResponse({
         status,
@@ -327,6 +371,56 @@ class InFlightRequest implements TracedHandler {
 }
 
 function noop(): void {}
+
+/**
+ * The next hop of a redirect, with Go's rules: 301/302/303 turn a request other than
+ * GET/HEAD into a GET without its body, 307/308 repeat it with the body; credentials and
+ * cookies are not sent to another host; Referer names the previous URL (not from https
+ * to http). The name tag stays when the script gave one, else it is the new URL.
+ */
+function redirectSpec(spec: RequestSpec, location: string, status: number): RequestSpec | undefined {
+  let target: string;
+  try {
+    target = new URL(location, spec.urlString).href;
+  } catch {
+    return undefined;
+  }
+  const url = parseUrl(target);
+  if (!url) return undefined;
+  const keepBody = status === 307 || status === 308;
+  const method = keepBody || spec.method === 'GET' || spec.method === 'HEAD' ? spec.method : 'GET';
+  const headers: Record<string, string> = {};
+  const sameHost = url.host === spec.url.host;
+  for (const key in spec.headers) {
+    const lower = key.toLowerCase();
+    if (!sameHost && (lower === 'authorization' || lower === 'cookie' || lower === 'www-authenticate'))
+      continue;
+    if (!keepBody && (lower === 'content-type' || lower === 'content-length')) continue;
+    if (lower === 'referer') continue;
+    headers[key] = spec.headers[key] as string;
+  }
+  if (!(spec.urlString.startsWith('https:') && target.startsWith('http:'))) {
+    headers.Referer = spec.urlString.replace(/^(\w+:\/\/)[^/@]+@/, '$1');
+  }
+  return {
+    ...spec,
+    method,
+    urlString: target,
+    url,
+    name: spec.named ? spec.name : maskCredentials(target),
+    headers,
+    payload: keepBody ? spec.payload : undefined,
+    body: keepBody ? spec.body : null,
+    redirectsLeft: spec.redirectsLeft - 1,
+    redirectsFollowed: spec.redirectsFollowed + 1,
+  };
+}
+
+/** The bytes a request puts on the wire, as data_sent counts them. */
+function requestBytes(spec: RequestSpec): number {
+  const { method, url, headers, payload } = spec;
+  return method.length + url.path.length + 12 + headerSize(headers, url.host) + (payload?.length ?? 0);
+}
 
 /** `to − from` when both moments happened, else 0. */
 function span(from: number, to: number): number {
@@ -455,11 +549,19 @@ export function createHttpModule(runtime: TestRuntime) {
     if (params.headers) for (const key in params.headers) headers[key] = String(params.headers[key]);
     const payload = encodeBody(body, headers);
     const timeoutNs = params.timeout === undefined ? undefined : parseDurationNs(params.timeout);
+    const redirects = params.redirects;
+    if (redirects !== undefined && !(Number.isInteger(redirects) && redirects >= 0)) {
+      return Promise.reject(
+        new Error(`params.redirects must be a whole number >= 0, got ${JSON.stringify(redirects)}`),
+      );
+    }
+    const given = customTags.name ?? templateName;
     const spec: RequestSpec = {
       method,
       urlString,
       url,
-      name: customTags.name ?? templateName ?? maskCredentials(urlString),
+      name: given ?? maskCredentials(urlString),
+      named: given !== undefined,
       customTags,
       callback: params.responseCallback === undefined ? runtime.responseCallback : params.responseCallback,
       timeoutMs: timeoutNs === undefined ? DEFAULT_TIMEOUT_MS : timeoutNs / 1e6,
@@ -467,12 +569,14 @@ export function createHttpModule(runtime: TestRuntime) {
       headers,
       payload,
       body,
+      redirectsLeft: redirects ?? runtime.maxRedirects,
+      redirectsFollowed: 0,
+      redirectsFromParams: redirects !== undefined,
+      deadlineMs: 0,
     };
-    if (context) {
-      // Counted when sent, so an interrupted request's bytes still show in data_sent.
-      context.bytesSent +=
-        method.length + url.path.length + 12 + headerSize(headers, url.host) + (payload?.length ?? 0);
-    }
+    spec.deadlineMs = nowMs() + spec.timeoutMs;
+    // Counted when sent, so an interrupted request's bytes still show in data_sent.
+    if (context) context.bytesSent += requestBytes(spec);
     return new Promise<HttpResponse>((resolve) =>
       new InFlightRequest(runtime, metrics, spec, context, resolve).start(agent),
     );
