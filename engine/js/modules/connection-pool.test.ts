@@ -66,6 +66,12 @@ test('a waiting request takes a connection freed by another instead of waiting f
     );
     await new Promise((r) => setTimeout(r, 450));
     assert.equal(pools.connections, 2, 'the late connection joins the pool as an idle one');
+    // Its socket is not yet undici's (no request has used it): close() must still close it,
+    // or the engine process would never exit.
+    await pools.close();
+    const open = () => new Promise<number>((r) => server.server.getConnections((_e, n) => r(n)));
+    for (let i = 0; i < 50 && (await open()) > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(await open(), 0, 'every connection, used or not, is closed');
   } finally {
     await pools.close();
   }

@@ -93,6 +93,13 @@ class OriginPool {
   readonly #connector: Connector;
   readonly #settings: PoolSettings;
   readonly #clients = new Set<Client>();
+  /**
+   * Dialled sockets whose client has not taken them yet: a dial that finishes after its
+   * request got another connection leaves an idle client whose socket undici does not know
+   * about until the client's first request. Unref'd meanwhile, destroyed on close(), so
+   * they never keep the process alive.
+   */
+  readonly #unclaimed = new Set<Socket>();
   /** Connected clients with no request in flight; the most recently used last. */
   readonly #idle: Client[] = [];
   /** Requests waiting for a connection, oldest first (head index avoids shift()). */
@@ -127,6 +134,8 @@ class OriginPool {
 
   async close(): Promise<void> {
     this.#closed = true;
+    for (const socket of this.#unclaimed) socket.destroy();
+    this.#unclaimed.clear();
     await Promise.all([...this.#clients].map((client) => client.close().catch(() => undefined)));
   }
 
@@ -221,7 +230,9 @@ class OriginPool {
           next?.handler.onResponseError?.(abortOnly(), error ?? new Error('the connection pool is closed'));
           return;
         }
-        let dialled: typeof socket | undefined = socket;
+        let dialled: Socket | undefined = socket as Socket;
+        this.#unclaimed.add(dialled);
+        dialled.unref();
         const client = new Client(this.#url.origin, {
           pipelining: 1,
           keepAliveTimeout: this.#settings.keepAliveTimeoutMs,
@@ -231,9 +242,11 @@ class OriginPool {
           // closes an idle connection) are dialled when the client needs them, for the
           // request being handed to it.
           connect: (options, callback) => {
-            if (dialled) {
-              const ready = dialled;
-              dialled = undefined;
+            const ready = dialled;
+            dialled = undefined;
+            if (ready) this.#unclaimed.delete(ready);
+            if (ready && !ready.destroyed) {
+              ready.ref();
               // Asynchronously, as a real dial answers: undici does not expect a callback
               // from inside its own connect().
               process.nextTick(callback, null, ready);
