@@ -125,6 +125,7 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
     runtime.runTags = options.tags;
     runtime.discardResponseBodies = options.discardResponseBodies;
     runtime.maxRedirects = options.maxRedirects;
+    runtime.noCookiesReset = options.noCookiesReset;
     registry.applyThresholds(options.thresholds);
     const tuple = ExecutionTuple.create(
       options.executionSegment ? parseSegment(options.executionSegment) : undefined,

@@ -21,6 +21,8 @@ export interface TestOptions {
   discardResponseBodies: boolean;
   /** Redirects a request follows unless its params say otherwise (k6's default: 10). */
   maxRedirects: number;
+  /** Keep each VU's cookies from one iteration to the next (k6 empties the jar by default). */
+  noCookiesReset: boolean;
   /** options.tags plus --tag. */
   tags: Record<string, string>;
   setupTimeoutNs: number;
@@ -276,6 +278,7 @@ export function consolidateOptions(scriptOptions: unknown, overrides: OptionOver
     summaryTrendStats,
     discardResponseBodies: raw.discardResponseBodies === true,
     maxRedirects: Number(maxRedirects),
+    noCookiesReset: raw.noCookiesReset === true,
     tags: { ...stringMap(raw.tags, 'options.tags'), ...(overrides.tags ?? {}) },
     setupTimeoutNs: duration(raw.setupTimeout, 'options.setupTimeout', 60 * SECOND_NS),
     teardownTimeoutNs: duration(raw.teardownTimeout, 'options.teardownTimeout', 60 * SECOND_NS),

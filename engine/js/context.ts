@@ -1,6 +1,7 @@
 // Per-iteration context that follows each iteration across awaits (AsyncLocalStorage).
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Interrupt } from '../executor/interrupt.ts';
+import type { CookieJar } from './modules/cookies.ts';
 
 /** A virtual user: an identity that runs one iteration at a time. */
 export class VirtualUser {
@@ -14,6 +15,9 @@ export class VirtualUser {
   readonly tags: Record<string, string> = {};
   /** `exec.vu.metrics.metadata`. */
   readonly metadata: Record<string, string> = {};
+  /** The VU's cookie jar, made when first needed, and the iteration it belongs to. */
+  cookieJar: CookieJar | undefined = undefined;
+  cookieJarIteration = 0;
 
   constructor(idInInstance: number, idInTest: number) {
     this.idInInstance = idInInstance;

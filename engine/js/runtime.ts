@@ -63,6 +63,8 @@ export class TestRuntime {
   discardResponseBodies = false;
   /** options.maxRedirects: redirects a request follows when its params do not say. */
   maxRedirects = 10;
+  /** options.noCookiesReset: VUs keep their cookies across iterations. */
+  noCookiesReset = false;
   setupData: unknown;
   /** VUs executing an iteration now, and VUs initialized. */
   vusActive = 0;

@@ -6,6 +6,13 @@ import type { Metric } from '../../metrics/metric.ts';
 import type { IterationContext } from '../context.ts';
 import { nowMs, type ResponseCallback, type TestRuntime } from '../runtime.ts';
 import { ConnectionPools, type TracedHandler } from './connection-pool.ts';
+import {
+  CookieJar,
+  cookieHeader,
+  type RequestCookies,
+  type ResponseCookie,
+  responseCookies,
+} from './cookies.ts';
 
 /** k6's default request timeout. */
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -40,6 +47,10 @@ interface Params {
   responseCallback?: ResponseCallback | null;
   /** Redirects to follow for this request; overrides options.maxRedirects. */
   redirects?: number;
+  /** Cookies for this request only. */
+  cookies?: RequestCookies;
+  /** A jar of the script's own (`new http.CookieJar()`) instead of the VU's. */
+  jar?: CookieJar;
 }
 
 /** What `http.url\`…\`` returns: the URL, and a name with `${}` in place of values. */
@@ -55,6 +66,8 @@ export class HttpResponse {
   proto: string;
   url: string;
   headers: Record<string, string>;
+  /** The response's Set-Cookie headers by cookie name. */
+  cookies: Record<string, ResponseCookie[]>;
   body: string | ArrayBuffer | null;
   timings: Timings;
   error: string;
@@ -69,6 +82,7 @@ export class HttpResponse {
     this.proto = fields.proto;
     this.url = fields.url;
     this.headers = fields.headers;
+    this.cookies = fields.cookies;
     this.body = fields.body;
     this.timings = fields.timings;
     this.error = fields.error;
@@ -110,6 +124,10 @@ interface RequestSpec {
   redirectsFromParams: boolean;
   /** When the whole chain times out: k6's timeout covers all its redirects. */
   deadlineMs: number;
+  /** `params.cookies`, sent again on every hop of a redirect, as k6 does. */
+  requestCookies: RequestCookies | undefined;
+  /** `params.jar`; undefined: the VU's jar. */
+  jar: CookieJar | undefined;
 }
 
 /** Statuses Go's client follows when they carry a Location. */
@@ -155,6 +173,7 @@ class InFlightRequest implements TracedHandler {
   #statusText = '';
   #headers: Record<string, string> = {};
   #headerBytes = 0;
+  #setCookies: string[] | undefined;
   #chunks: Buffer[] = [];
   #bodyBytes = 0;
   #settled = false;
@@ -234,6 +253,7 @@ class InFlightRequest implements TracedHandler {
     for (const key in rawHeaders) {
       const value = rawHeaders[key];
       const text = Array.isArray(value) ? value.join(', ') : String(value);
+      if (key === 'set-cookie') this.#setCookies = Array.isArray(value) ? value : [text];
       canonical[canonicalHeader(key)] = text;
       bytes += key.length + text.length + 4;
     }
@@ -291,6 +311,8 @@ class InFlightRequest implements TracedHandler {
     }
     const next = redirectSpec(spec, location, this.#status);
     if (!next) return false;
+    // As k6 does on every hop: the Cookie header anew from the jar and the request's cookies.
+    addCookieHeader(next, next.jar ?? vuCookieJar(this.#runtime, this.#context, false));
     if (this.#context) this.#context.bytesSent += requestBytes(next);
     new InFlightRequest(this.#runtime, this.#metrics, next, this.#context, this.#resolve).start(
       this.#agent as ConnectionPools,
@@ -350,6 +372,9 @@ class InFlightRequest implements TracedHandler {
       emitRequest(runtime, this.#metrics, tags, timings, expected, ended);
     }
     if (failed) runtime.logger.log('warning', 'Request Failed', { error: JSON.stringify(errorText) });
+    if (this.#setCookies && !context?.interrupted) {
+      (spec.jar ?? vuCookieJar(runtime, context, true))?.store(spec.urlString, this.#setCookies);
+    }
     if (!failed && REDIRECT_STATUSES.has(status) && this.#redirect(this.#headers.Location)) return;
     this.#resolve(
       new HttpResponse({
@@ -358,6 +383,7 @@ class InFlightRequest implements TracedHandler {
         proto: failed ? '' : 'HTTP/1.1',
         url: spec.urlString,
         headers: this.#headers,
+        cookies: responseCookies(this.#setCookies),
         body: decodeBody(this.#chunks, spec.responseType),
         timings,
         error: errorText,
@@ -393,8 +419,8 @@ function redirectSpec(spec: RequestSpec, location: string, status: number): Requ
   const sameHost = url.host === spec.url.host;
   for (const key in spec.headers) {
     const lower = key.toLowerCase();
-    if (!sameHost && (lower === 'authorization' || lower === 'cookie' || lower === 'www-authenticate'))
-      continue;
+    if (lower === 'cookie') continue; // made anew for each hop
+    if (!sameHost && (lower === 'authorization' || lower === 'www-authenticate')) continue;
     if (!keepBody && (lower === 'content-type' || lower === 'content-length')) continue;
     if (lower === 'referer') continue;
     headers[key] = spec.headers[key] as string;
@@ -414,6 +440,42 @@ function redirectSpec(spec: RequestSpec, location: string, status: number): Requ
     redirectsLeft: spec.redirectsLeft - 1,
     redirectsFollowed: spec.redirectsFollowed + 1,
   };
+}
+
+/**
+ * The VU's cookie jar for the running iteration: made when first needed (`create`), and
+ * emptied when a new iteration starts unless options.noCookiesReset, as in k6. Setup and
+ * teardown have a VU of their own.
+ */
+function vuCookieJar(
+  runtime: TestRuntime,
+  context: IterationContext | undefined,
+  create: boolean,
+): CookieJar | undefined {
+  if (!context) return undefined;
+  const vu = context.vu;
+  if (vu.cookieJar && !runtime.noCookiesReset && vu.cookieJarIteration !== vu.iterationInInstance) {
+    vu.cookieJar = undefined;
+  }
+  if (!vu.cookieJar && create) {
+    vu.cookieJar = new CookieJar();
+    vu.cookieJarIteration = vu.iterationInInstance;
+  }
+  return vu.cookieJar;
+}
+
+/** Adds the request's and the jar's cookies for its URL to its Cookie header, as Go's AddCookie does. */
+function addCookieHeader(spec: RequestSpec, jar: CookieJar | undefined): void {
+  if (jar === undefined && spec.requestCookies === undefined) return; // the usual case: no cookies
+  const cookies = cookieHeader(spec.urlString, jar, spec.requestCookies);
+  if (cookies === undefined) return;
+  for (const key in spec.headers) {
+    if (key.toLowerCase() === 'cookie') {
+      spec.headers[key] = `${spec.headers[key]}; ${cookies}`;
+      return;
+    }
+  }
+  spec.headers.Cookie = cookies;
 }
 
 /** The bytes a request puts on the wire, as data_sent counts them. */
@@ -573,8 +635,11 @@ export function createHttpModule(runtime: TestRuntime) {
       redirectsFollowed: 0,
       redirectsFromParams: redirects !== undefined,
       deadlineMs: 0,
+      requestCookies: params.cookies,
+      jar: params.jar instanceof CookieJar ? params.jar : undefined,
     };
     spec.deadlineMs = nowMs() + spec.timeoutMs;
+    addCookieHeader(spec, spec.jar ?? vuCookieJar(runtime, context, false));
     // Counted when sent, so an interrupted request's bytes still show in data_sent.
     if (context) context.bytesSent += requestBytes(spec);
     return new Promise<HttpResponse>((resolve) =>
@@ -615,6 +680,16 @@ export function createHttpModule(runtime: TestRuntime) {
       runtime.responseCallback = callback;
     },
     url,
+    /** The running VU's cookie jar (emptied at each iteration unless options.noCookiesReset). */
+    cookieJar(): CookieJar {
+      const jar = vuCookieJar(runtime, runtime.current(), true);
+      if (!jar)
+        throw new Error(
+          'http.cookieJar() needs a VU: call it in setup(), an iteration or teardown(), not in the init context',
+        );
+      return jar;
+    },
+    CookieJar,
   };
   return { module: { default: exports, ...exports }, close: () => agent.close() };
 }
@@ -731,6 +806,7 @@ function interruptedResponse(method: string, url: string): HttpResponse {
     proto: '',
     url,
     headers: {},
+    cookies: {},
     body: null,
     timings: { ...ZERO_TIMINGS },
     error: 'context canceled',
