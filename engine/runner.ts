@@ -126,6 +126,7 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
     runtime.discardResponseBodies = options.discardResponseBodies;
     runtime.maxRedirects = options.maxRedirects;
     runtime.noCookiesReset = options.noCookiesReset;
+    runtime.insecureSkipTLSVerify = options.insecureSkipTLSVerify;
     registry.applyThresholds(options.thresholds);
     const tuple = ExecutionTuple.create(
       options.executionSegment ? parseSegment(options.executionSegment) : undefined,

@@ -23,6 +23,8 @@ export interface TestOptions {
   maxRedirects: number;
   /** Keep each VU's cookies from one iteration to the next (k6 empties the jar by default). */
   noCookiesReset: boolean;
+  /** Accept any server certificate (self-signed test environments). */
+  insecureSkipTLSVerify: boolean;
   /** options.tags plus --tag. */
   tags: Record<string, string>;
   setupTimeoutNs: number;
@@ -38,6 +40,7 @@ export interface OptionOverrides {
   summaryTrendStats?: string[];
   tags?: Record<string, string>;
   noThresholds?: boolean;
+  insecureSkipTLSVerify?: boolean;
   executionSegment?: string;
   executionSegmentSequence?: string;
 }
@@ -279,6 +282,7 @@ export function consolidateOptions(scriptOptions: unknown, overrides: OptionOver
     discardResponseBodies: raw.discardResponseBodies === true,
     maxRedirects: Number(maxRedirects),
     noCookiesReset: raw.noCookiesReset === true,
+    insecureSkipTLSVerify: overrides.insecureSkipTLSVerify ?? raw.insecureSkipTLSVerify === true,
     tags: { ...stringMap(raw.tags, 'options.tags'), ...(overrides.tags ?? {}) },
     setupTimeoutNs: duration(raw.setupTimeout, 'options.setupTimeout', 60 * SECOND_NS),
     teardownTimeoutNs: duration(raw.teardownTimeout, 'options.teardownTimeout', 60 * SECOND_NS),

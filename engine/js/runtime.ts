@@ -65,6 +65,8 @@ export class TestRuntime {
   maxRedirects = 10;
   /** options.noCookiesReset: VUs keep their cookies across iterations. */
   noCookiesReset = false;
+  /** options.insecureSkipTLSVerify: accept any server certificate. */
+  insecureSkipTLSVerify = false;
   setupData: unknown;
   /** VUs executing an iteration now, and VUs initialized. */
   vusActive = 0;

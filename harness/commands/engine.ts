@@ -108,6 +108,7 @@ VUs (k6 gives each VU its own runtime).`,
     .option('--execution-segment <segment>', "this instance's share of the test, e.g. 0:1/2")
     .option('--execution-segment-sequence <sequence>', 'all segments of the test, e.g. 0,1/2,1')
     .option('--no-thresholds', 'do not evaluate thresholds')
+    .option('--insecure-skip-tls-verify', 'accept any server certificate (as options.insecureSkipTLSVerify)')
     .addOption(
       new Option('--include-system-env-vars [bool]', 'pass the system environment to __ENV').default(true),
     )
@@ -144,6 +145,7 @@ Examples:
             : {}),
           tags,
           noThresholds: options.thresholds === false,
+          ...(options.insecureSkipTlsVerify === true ? { insecureSkipTLSVerify: true } : {}),
           ...(options.executionSegment ? { executionSegment: options.executionSegment as string } : {}),
           ...(options.executionSegmentSequence
             ? { executionSegmentSequence: options.executionSegmentSequence as string }

@@ -10,6 +10,7 @@
 // blocked behind connects, and hundreds of starts are dropped; Go's way reuses the first
 // few connections and opens only what the load needs.
 import { isIP, type Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { buildConnector, Client, type Dispatcher } from 'undici';
 
 /** Connect timeout, as Go's default dialer in k6 (dial errors then carry code 1211). */
@@ -26,6 +27,8 @@ export interface ConnectionTrace {
   onConnectDone?(): void;
   onTlsHandshakeDone?(): void;
   onRequestWritten?(): void;
+  /** The TLS version of the connection the request was given, in k6's form (`tls1.3`). */
+  onTlsVersion?(version: string): void;
 }
 
 /** A request's handler: undici's, plus the connection moments it wants to hear. */
@@ -48,6 +51,11 @@ interface PoolSettings {
   keepAliveTimeoutMs: number;
   /** Opens sockets; undici's connector with a 10 s timeout unless given (tests slow it down). */
   connector?: Connector;
+  /**
+   * k6's insecureSkipTLSVerify, read when the first connection is opened (the script's
+   * options are known by then, not when the module is made).
+   */
+  insecureSkipTLSVerify?: () => boolean;
 }
 
 /**
@@ -57,17 +65,22 @@ interface PoolSettings {
 export class ConnectionPools {
   readonly #pools = new Map<string, OriginPool>();
   readonly #settings: PoolSettings;
-  readonly #connector: Connector;
+  #connector: Connector | undefined;
 
   constructor(settings: PoolSettings) {
     this.#settings = settings;
-    this.#connector = settings.connector ?? buildConnector({ timeout: DIAL_TIMEOUT_MS });
   }
 
   dispatch(options: Dispatcher.DispatchOptions, handler: TracedHandler): void {
     const origin = String(options.origin);
     let pool = this.#pools.get(origin);
     if (!pool) {
+      this.#connector ??=
+        this.#settings.connector ??
+        buildConnector({
+          timeout: DIAL_TIMEOUT_MS,
+          ...(this.#settings.insecureSkipTLSVerify?.() ? { rejectUnauthorized: false } : {}),
+        });
       pool = new OriginPool(new URL(origin), this.#connector, this.#settings);
       this.#pools.set(origin, pool);
     }
@@ -107,6 +120,9 @@ class OriginPool {
   #head = 0;
   #dialing = 0;
   #closed = false;
+  /** Each https client's TLS version (k6's form), for the tls_version tag. */
+  readonly #tlsVersions = new WeakMap<Client, string>();
+  readonly #tls: boolean;
   /** The request being handed to a client right now: a reconnect it sets off is traced to it. */
   #sending: TracedHandler | undefined;
 
@@ -114,6 +130,7 @@ class OriginPool {
     this.#url = url;
     this.#connector = connector;
     this.#settings = settings;
+    this.#tls = url.protocol === 'https:';
   }
 
   get connections(): number {
@@ -155,6 +172,10 @@ class OriginPool {
   }
 
   #send(client: Client, options: Dispatcher.DispatchOptions, handler: TracedHandler): void {
+    if (this.#tls) {
+      const version = this.#tlsVersions.get(client);
+      if (version) handler.onTlsVersion?.(version);
+    }
     const releasing = new ReleasingHandler(handler, () => this.#release(client));
     this.#sending = handler;
     try {
@@ -213,6 +234,14 @@ class OriginPool {
     }
   }
 
+  #noteTlsVersion(client: Client, socket: Socket): void {
+    if (!this.#tls) return;
+    const protocol = (socket as TLSSocket).getProtocol?.();
+    // Node says TLSv1.3, k6 tls1.3 (and tls1.0 for TLSv1).
+    if (protocol)
+      this.#tlsVersions.set(client, protocol === 'TLSv1' ? 'tls1.0' : protocol.replace('TLSv', 'tls'));
+  }
+
   #dial(trace: ConnectionTrace): void {
     this.#dialing++;
     const { hostname, host, protocol, port } = this.#url;
@@ -250,9 +279,16 @@ class OriginPool {
               // Asynchronously, as a real dial answers: undici does not expect a callback
               // from inside its own connect().
               process.nextTick(callback, null, ready);
-            } else this.#open(options, this.#sending, callback);
+            } else {
+              this.#open(options, this.#sending, (error, socket) => {
+                if (socket) this.#noteTlsVersion(client, socket);
+                if (error) callback(error, null);
+                else callback(null, socket);
+              });
+            }
           },
         });
+        this.#noteTlsVersion(client, dialled);
         this.#clients.add(client);
         this.#release(client);
       },

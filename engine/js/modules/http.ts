@@ -24,6 +24,11 @@ const ERRORS = {
   refused: [1212, 'dial: connection refused'],
   reset: [1220, 'read: connection reset by peer'],
   noHost: [1101, 'lookup: no such host'],
+  tls: [1300, 'tls: handshake failure'],
+  unknownAuthority: [
+    1310,
+    'tls: failed to verify certificate: x509: certificate signed by unknown authority',
+  ],
   invalidUrl: [1020, 'invalid URL'],
 } as const satisfies Record<string, readonly [number, string]>;
 
@@ -174,6 +179,7 @@ class InFlightRequest implements TracedHandler {
   #headers: Record<string, string> = {};
   #headerBytes = 0;
   #setCookies: string[] | undefined;
+  #tlsVersion = '';
   #chunks: Buffer[] = [];
   #bodyBytes = 0;
   #settled = false;
@@ -233,6 +239,10 @@ class InFlightRequest implements TracedHandler {
     // counts as done now.
     if (this.#connectStart !== 0 && this.#connectDone === 0) this.#connectDone = this.#assigned;
     if (this.#settled) controller.abort(new Error('request already finished'));
+  }
+
+  onTlsVersion(version: string): void {
+    this.#tlsVersion = version;
   }
 
   onRequestWritten(): void {
@@ -366,6 +376,7 @@ class InFlightRequest implements TracedHandler {
       tags.name = spec.name;
       tags.status = String(status);
       tags.proto = failed ? '' : 'HTTP/1.1';
+      if (this.#tlsVersion !== '') tags.tls_version = this.#tlsVersion;
       if (expected !== undefined) tags.expected_response = String(expected);
       if (errorCode !== 0) tags.error_code = String(errorCode);
       if (errorText !== '') tags.error = errorText;
@@ -546,6 +557,15 @@ function canonicalHeader(name: string): string {
   return canonical;
 }
 
+/** Node's codes for a certificate chain that does not lead to a trusted root (k6: 1310). */
+const UNKNOWN_AUTHORITY = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+]);
+
 /** Maps an undici/Node error to k6's code and message. */
 function classify(error: unknown, timedOut: boolean): readonly [number, string] {
   if (timedOut) return ERRORS.timeout;
@@ -555,6 +575,14 @@ function classify(error: unknown, timedOut: boolean): readonly [number, string] 
   if (code === 'UND_ERR_CONNECT_TIMEOUT') return ERRORS.dialTimeout;
   if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE') return ERRORS.reset;
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return ERRORS.noHost;
+  if (UNKNOWN_AUTHORITY.has(code)) return ERRORS.unknownAuthority;
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
+    const host = (error as { host?: string }).host ?? '';
+    return [1311, `tls: failed to verify certificate: x509: certificate is not valid for ${host}`];
+  }
+  if (code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_') || code.startsWith('CERT_')) {
+    return [ERRORS.tls[0], `tls: ${message}`];
+  }
   return [1000, message];
 }
 
@@ -579,7 +607,10 @@ export function expectedStatuses(...specs: (number | { min: number; max: number 
  * asyncRequest.
  */
 export function createHttpModule(runtime: TestRuntime) {
-  const agent = new ConnectionPools({ keepAliveTimeoutMs: 60_000 });
+  const agent = new ConnectionPools({
+    keepAliveTimeoutMs: 60_000,
+    insecureSkipTLSVerify: () => runtime.insecureSkipTLSVerify,
+  });
   const metrics = requestMetrics(runtime);
 
   function asyncRequest(

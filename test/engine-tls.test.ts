@@ -1,0 +1,54 @@
+// HTTPS in the engine: k6's tls_version tag and handshake timing, the unknown-authority
+// error (1310) for a self-signed server, and insecureSkipTLSVerify.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { test } from 'node:test';
+import { runScript, writeScript } from './helpers/engine.ts';
+
+const fixtures = new URL('./fixtures/tls/', import.meta.url);
+
+test('https: a self-signed server fails with 1310 unless insecureSkipTLSVerify; samples carry tls_version', async () => {
+  const server = createServer(
+    {
+      cert: readFileSync(new URL('localhost-cert.pem', fixtures)),
+      key: readFileSync(new URL('localhost-key.pem', fixtures)),
+    },
+    (_req, res) => res.end('ok'),
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  const script = (options: string) => `
+import http from 'k6/http';
+export const options = { iterations: 1${options} };
+export default async function () { await http.asyncRequest('GET', '${url}'); }`;
+  try {
+    const strict = await runScript(await writeScript(script('')));
+    const refused = strict.rows.find((r) => r.metric_name === 'http_reqs');
+    assert.deepEqual(
+      [refused?.status, refused?.error_code],
+      ['0', '1310'],
+      'an unknown authority is error 1310, as in k6',
+    );
+    assert.match(refused?.error ?? '', /x509: certificate signed by unknown authority/);
+
+    const insecure = await runScript(await writeScript(script(', insecureSkipTLSVerify: true')));
+    assert.equal(insecure.exitCode, 0, insecure.logs.join('\n'));
+    const ok = insecure.rows.find((r) => r.metric_name === 'http_reqs');
+    assert.deepEqual([ok?.status, ok?.tls_version, ok?.proto], ['200', 'tls1.3', 'HTTP/1.1']);
+    const handshake = insecure.rows.find((r) => r.metric_name === 'http_req_tls_handshaking');
+    assert.ok(Number(handshake?.metric_value) > 0, 'the TLS handshake is timed');
+
+    const flagged = await runScript(await writeScript(script('')), {
+      overrides: { insecureSkipTLSVerify: true },
+    });
+    assert.equal(
+      flagged.rows.find((r) => r.metric_name === 'http_reqs')?.status,
+      '200',
+      'the CLI override works too',
+    );
+  } finally {
+    server.close();
+  }
+});
