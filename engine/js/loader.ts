@@ -1,7 +1,8 @@
 // Loads a k6 script (bundled .js or .ts) into Node with k6's modules bound to the engine.
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { format } from 'node:util';
 import * as esbuild from 'esbuild';
@@ -23,6 +24,7 @@ interface PlateauGlobal {
   modules: ModuleTable;
   globals: ScriptGlobals;
   console: Console;
+  open: (path: string, mode?: string) => string | ArrayBuffer;
 }
 
 declare global {
@@ -62,6 +64,7 @@ export async function loadScript(
         __VU: 'globalThis.__plateau.globals.vu',
         __ITER: 'globalThis.__plateau.globals.iter',
         console: 'globalThis.__plateau.console',
+        open: 'globalThis.__plateau.open',
       },
       plugins: [k6Modules(modules)],
     });
@@ -76,7 +79,13 @@ export async function loadScript(
     throw new ScriptError(`cannot load ${scriptPath}:\n${text || String(error)}`, { cause: error });
   }
 
-  globalThis.__plateau = { modules, globals, console: scriptConsole(logger) };
+  const init = { running: true };
+  globalThis.__plateau = {
+    modules,
+    globals,
+    console: scriptConsole(logger),
+    open: initOpen(dirname(absolute), init),
+  };
   const dir = await mkdtemp(join(tmpdir(), 'plateau-script-'));
   const file = join(dir, 'script.mjs');
   try {
@@ -85,8 +94,33 @@ export async function loadScript(
   } catch (error) {
     throw new ScriptError(`the init context of ${scriptPath} threw: ${describe(error)}`, { cause: error });
   } finally {
+    init.running = false;
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * k6's `open(path, mode)`: a file's text, or its bytes as an ArrayBuffer with mode "b".
+ * A relative path is relative to the script. Only in the init context, as in k6.
+ */
+function initOpen(scriptDir: string, init: { running: boolean }) {
+  return (path: string, mode?: string): string | ArrayBuffer => {
+    if (!init.running) {
+      throw new Error('open() can only be called in the init context (at the top level of the script)');
+    }
+    const file = resolve(scriptDir, String(path));
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(file);
+    } catch (error) {
+      throw new Error(
+        `open ${String(path)}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or directory' : describe(error)} (looked for ${file})`,
+      );
+    }
+    if (mode === 'b')
+      return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+    return bytes.toString('utf8');
+  };
 }
 
 function k6Modules(modules: ModuleTable): esbuild.Plugin {

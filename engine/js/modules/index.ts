@@ -1,6 +1,9 @@
 // The table of k6 modules the engine provides, bound to one run.
 import type { ModuleTable, ScriptGlobals } from '../loader.ts';
 import type { TestRuntime } from '../runtime.ts';
+import { createCryptoModule } from './crypto.ts';
+import { createDataModule } from './data.ts';
+import { createEncodingModule } from './encoding.ts';
 import { createExecutionModule } from './execution.ts';
 import { createHttpModule } from './http.ts';
 import { createK6Module } from './k6.ts';
@@ -20,6 +23,9 @@ export function createModuleTable(
       'k6/execution': createExecutionModule(runtime, options),
       'k6/metrics': createMetricsModule(runtime),
       'k6/timers': createTimersModule(),
+      'k6/data': createDataModule(runtime),
+      'k6/encoding': createEncodingModule(),
+      'k6/crypto': createCryptoModule(),
     },
     close: () => http.close(),
   };
