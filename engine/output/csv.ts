@@ -100,10 +100,14 @@ export function parseCsvConfig(arg: string, env: Record<string, string | undefin
 /** Characters of rows gathered before they are encoded into the output chunk. */
 const ROW_TEXT_CHARS = 16 * 1024;
 
+const NEEDS_QUOTES = /[",\r\n]/;
+const LEADING_SPACE = /^\s/;
+
 /** Go encoding/csv quoting: quote a field with `,` `"` CR or LF, or starting with a space. */
 export function csvField(field: string): string {
   if (field === '') return field;
-  if (/[",\r\n]/.test(field) || /^\s/.test(field) || field === '\\.')
+  // Module constants: a regular expression literal here would be a new object per call.
+  if (NEEDS_QUOTES.test(field) || LEADING_SPACE.test(field) || field === '\\.')
     return `"${field.replaceAll('"', '""')}"`;
   return field;
 }
