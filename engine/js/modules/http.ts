@@ -794,7 +794,7 @@ function parseUrl(text: string): ParsedUrl | undefined {
     return {
       origin,
       host,
-      hostname: hostname.replace(/^\[|\]$/g, ''),
+      hostname: unbracket(hostname),
       port: port ? Number(port) : scheme === 'https' ? 443 : 80,
       path: path ?? '/',
     };
@@ -805,13 +805,18 @@ function parseUrl(text: string): ParsedUrl | undefined {
     return {
       origin: url.origin,
       host: url.host,
-      hostname: url.hostname.replace(/^\[|\]$/g, ''),
+      hostname: unbracket(url.hostname),
       port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
       path: `${url.pathname}${url.search}`,
     };
   } catch {
     return undefined;
   }
+}
+
+/** An IPv6 literal without its URL brackets (`[::1]` → `::1`); other hosts as they are. */
+function unbracket(hostname: string): string {
+  return hostname.charCodeAt(0) === 91 ? hostname.slice(1, -1) : hostname;
 }
 
 /** k6 masks credentials in the `name`/`url` tags: `http://****:****@host/`. */
