@@ -65,5 +65,8 @@ const data = open('./missing.json');
 export default function () {}`),
   );
   assert.equal(run.exitCode, 107);
-  assert.ok(run.logs.some((l) => l.includes('open ./missing.json: no such file or directory')), run.logs.join('\n'));
+  assert.ok(
+    run.logs.some((l) => l.includes('open ./missing.json: no such file or directory')),
+    run.logs.join('\n'),
+  );
 });
