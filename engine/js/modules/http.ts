@@ -13,6 +13,7 @@ import {
   type ResponseCookie,
   responseCookies,
 } from './cookies.ts';
+import { type Expiring, RequestTimeouts } from './request-timeouts.ts';
 
 /** k6's default request timeout. */
 const DEFAULT_TIMEOUT_MS = 60_000;
@@ -161,7 +162,19 @@ const ZERO_TIMINGS: Timings = {
  * waiting = first byte − written, receiving = end − first byte, and
  * duration = sending + waiting + receiving.
  */
-class InFlightRequest implements TracedHandler {
+/** Where requests go: the connections, and the timeouts of requests in flight. */
+interface Transport {
+  agent: ConnectionPools;
+  timeouts: RequestTimeouts;
+}
+
+class InFlightRequest implements TracedHandler, Expiring {
+  // Links of the request-timeouts list this request is on (request-timeouts.ts).
+  expiresAt = 0;
+  timeoutPrev: Expiring | undefined = undefined;
+  timeoutNext: Expiring | undefined = undefined;
+  timeoutList: Expiring['timeoutList'] = undefined;
+
   readonly #runtime: TestRuntime;
   readonly #metrics: ReturnType<typeof requestMetrics>;
   readonly #spec: RequestSpec;
@@ -187,7 +200,7 @@ class InFlightRequest implements TracedHandler {
   #controller: Dispatcher.DispatchController | undefined;
   #timer: NodeJS.Timeout | undefined;
   #unlisten: () => unknown = noop;
-  #agent: ConnectionPools | undefined;
+  #transport: Transport | undefined;
 
   constructor(
     runtime: TestRuntime,
@@ -203,9 +216,12 @@ class InFlightRequest implements TracedHandler {
     this.#resolve = resolve;
   }
 
-  start(agent: ConnectionPools): void {
-    this.#agent = agent;
-    this.#timer = setTimeout(timeOut, Math.max(1, this.#spec.deadlineMs - this.#started), this);
+  start(transport: Transport): void {
+    this.#transport = transport;
+    const { agent, timeouts } = transport;
+    // A redirect hop has what is left of its chain's timeout: a timer of its own.
+    if (this.#spec.redirectsFollowed === 0) timeouts.start(this, this.#spec.timeoutMs);
+    else this.#timer = setTimeout(timeOut, Math.max(1, this.#spec.deadlineMs - this.#started), this);
     if (this.#context) this.#unlisten = this.#context.interrupt.onAbort(() => this.interrupt());
     const { url, method, headers, payload } = this.#spec;
     agent.dispatch(
@@ -284,6 +300,10 @@ class InFlightRequest implements TracedHandler {
     this.#finish(error);
   }
 
+  expire(): void {
+    this.timeOut();
+  }
+
   /** The request's timeout fired: k6 reports status 0, error_code 1050. */
   timeOut(): void {
     this.#timedOut = true;
@@ -296,6 +316,7 @@ class InFlightRequest implements TracedHandler {
     if (this.#settled) return;
     // Settle first: abort() calls onResponseError synchronously, which must not record.
     this.#settled = true;
+    this.#transport?.timeouts.cancel(this);
     clearTimeout(this.#timer);
     this.#controller?.abort(new Error('interrupted'));
     this.#resolve(interruptedResponse(this.#spec.method, this.#spec.urlString));
@@ -325,7 +346,7 @@ class InFlightRequest implements TracedHandler {
     addCookieHeader(next, next.jar ?? vuCookieJar(this.#runtime, this.#context, false));
     if (this.#context) this.#context.bytesSent += requestBytes(next);
     new InFlightRequest(this.#runtime, this.#metrics, next, this.#context, this.#resolve).start(
-      this.#agent as ConnectionPools,
+      this.#transport as Transport,
     );
     return true;
   }
@@ -352,6 +373,7 @@ class InFlightRequest implements TracedHandler {
   #finish(error: unknown): void {
     if (this.#settled) return;
     this.#settled = true;
+    this.#transport?.timeouts.cancel(this);
     clearTimeout(this.#timer);
     this.#unlisten();
     const runtime = this.#runtime;
@@ -611,6 +633,7 @@ export function createHttpModule(runtime: TestRuntime) {
     keepAliveTimeoutMs: 60_000,
     insecureSkipTLSVerify: () => runtime.insecureSkipTLSVerify,
   });
+  const transport: Transport = { agent, timeouts: new RequestTimeouts(nowMs) };
   const metrics = requestMetrics(runtime);
 
   function asyncRequest(
@@ -674,7 +697,7 @@ export function createHttpModule(runtime: TestRuntime) {
     // Counted when sent, so an interrupted request's bytes still show in data_sent.
     if (context) context.bytesSent += requestBytes(spec);
     return new Promise<HttpResponse>((resolve) =>
-      new InFlightRequest(runtime, metrics, spec, context, resolve).start(agent),
+      new InFlightRequest(runtime, metrics, spec, context, resolve).start(transport),
     );
   }
 
@@ -722,7 +745,13 @@ export function createHttpModule(runtime: TestRuntime) {
     },
     CookieJar,
   };
-  return { module: { default: exports, ...exports }, close: () => agent.close() };
+  return {
+    module: { default: exports, ...exports },
+    close: () => {
+      transport.timeouts.clear();
+      return agent.close();
+    },
+  };
 }
 
 function encodeBody(body: unknown, headers: Record<string, string>): Buffer | undefined {
