@@ -52,3 +52,43 @@ export default async function () { await http.asyncRequest('GET', '${url}'); }`;
     server.close();
   }
 });
+
+test('https with HTTP/2: the server chooses h2, every request shares one connection, proto is HTTP/2.0', async () => {
+  const { createSecureServer } = await import('node:http2');
+  const server = createSecureServer(
+    {
+      cert: readFileSync(new URL('localhost-cert.pem', fixtures)),
+      key: readFileSync(new URL('localhost-key.pem', fixtures)),
+      allowHTTP1: true,
+    },
+    (req, res) => {
+      setTimeout(() => res.end(`ok ${req.httpVersion}`), 20);
+    },
+  );
+  let sessions = 0;
+  server.on('session', () => sessions++);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  try {
+    const run = await runScript(
+      await writeScript(`
+import http from 'k6/http';
+export const options = { insecureSkipTLSVerify: true, scenarios: { s: { executor: 'per-vu-iterations', vus: 8, iterations: 3 } } };
+export default async function () {
+  const res = await http.asyncRequest('GET', '${url}');
+  if (res.proto !== 'HTTP/2.0' || res.body !== 'ok 2.0' || res.status_text !== '200 OK') throw new Error(res.proto + ' ' + res.body + ' ' + res.status_text);
+}`),
+    );
+    assert.equal(run.exitCode, 0, run.logs.join('\n'));
+    const reqs = run.rows.filter((r) => r.metric_name === 'http_reqs');
+    assert.equal(reqs.length, 24);
+    assert.ok(
+      reqs.every((r) => r.proto === 'HTTP/2.0' && r.tls_version === 'tls1.3' && r.status === '200'),
+      'every request went over h2',
+    );
+    assert.ok(!run.logs.some((l) => l.startsWith('error')), run.logs.join('\n'));
+    assert.ok(sessions <= 2, `8 concurrent VUs share one HTTP/2 connection (${sessions} sessions)`);
+  } finally {
+    server.close();
+  }
+});

@@ -27,8 +27,16 @@ export interface ConnectionTrace {
   onConnectDone?(): void;
   onTlsHandshakeDone?(): void;
   onRequestWritten?(): void;
-  /** The TLS version of the connection the request was given, in k6's form (`tls1.3`). */
-  onTlsVersion?(version: string): void;
+  /** The https connection the request was given: TLS version in k6's form (`tls1.3`) and protocol. */
+  onConnection?(info: ConnectionInfo): void;
+}
+
+/** What k6 tags a request with about its https connection. */
+export interface ConnectionInfo {
+  /** `tls1.2`, `tls1.3`. */
+  tlsVersion: string;
+  /** `HTTP/1.1`, or `HTTP/2.0` when ALPN chose h2. */
+  proto: string;
 }
 
 /** A request's handler: undici's, plus the connection moments it wants to hear. */
@@ -79,6 +87,8 @@ export class ConnectionPools {
         this.#settings.connector ??
         buildConnector({
           timeout: DIAL_TIMEOUT_MS,
+          // Offer h2 over TLS, as Go's client does for k6; the server chooses.
+          allowH2: true,
           ...(this.#settings.insecureSkipTLSVerify?.() ? { rejectUnauthorized: false } : {}),
         });
       pool = new OriginPool(new URL(origin), this.#connector, this.#settings);
@@ -120,9 +130,14 @@ class OriginPool {
   #head = 0;
   #dialing = 0;
   #closed = false;
-  /** Each https client's TLS version (k6's form), for the tls_version tag. */
-  readonly #tlsVersions = new WeakMap<Client, string>();
+  /** Each https client's TLS version and protocol, for the tls_version and proto tags. */
+  readonly #connectionInfo = new WeakMap<Client, ConnectionInfo>();
   readonly #tls: boolean;
+  /**
+   * When the server chose HTTP/2: the one multiplexed connection every request of this
+   * origin goes to, as Go's HTTP/2 transport uses one connection per host.
+   */
+  #h2: Client | undefined;
   /** The request being handed to a client right now: a reconnect it sets off is traced to it. */
   #sending: TracedHandler | undefined;
 
@@ -138,6 +153,11 @@ class OriginPool {
   }
 
   dispatch(options: Dispatcher.DispatchOptions, handler: TracedHandler): void {
+    const h2 = this.#h2;
+    if (h2 && !h2.destroyed && !h2.closed) {
+      this.#send(h2, options, handler);
+      return;
+    }
     const client = this.#idle.pop();
     if (client) {
       this.#send(client, options, handler);
@@ -173,8 +193,8 @@ class OriginPool {
 
   #send(client: Client, options: Dispatcher.DispatchOptions, handler: TracedHandler): void {
     if (this.#tls) {
-      const version = this.#tlsVersions.get(client);
-      if (version) handler.onTlsVersion?.(version);
+      const info = this.#connectionInfo.get(client);
+      if (info) handler.onConnection?.(info);
     }
     const releasing = new ReleasingHandler(handler, () => this.#release(client));
     this.#sending = handler;
@@ -193,6 +213,7 @@ class OriginPool {
    * and whoever pops it dispatches later, from their own code.
    */
   #release(client: Client): void {
+    if (client === this.#h2) return; // multiplexed: never idle, never handed out
     if (this.#closed || client.destroyed || client.closed) {
       this.#clients.delete(client);
       return;
@@ -234,12 +255,15 @@ class OriginPool {
     }
   }
 
-  #noteTlsVersion(client: Client, socket: Socket): void {
+  #noteConnection(client: Client, socket: Socket): void {
     if (!this.#tls) return;
-    const protocol = (socket as TLSSocket).getProtocol?.();
-    // Node says TLSv1.3, k6 tls1.3 (and tls1.0 for TLSv1).
-    if (protocol)
-      this.#tlsVersions.set(client, protocol === 'TLSv1' ? 'tls1.0' : protocol.replace('TLSv', 'tls'));
+    const tlsSocket = socket as TLSSocket;
+    const protocol = tlsSocket.getProtocol?.() ?? '';
+    this.#connectionInfo.set(client, {
+      // Node says TLSv1.3, k6 tls1.3 (and tls1.0 for TLSv1).
+      tlsVersion: protocol === 'TLSv1' ? 'tls1.0' : protocol.replace('TLSv', 'tls'),
+      proto: tlsSocket.alpnProtocol === 'h2' ? 'HTTP/2.0' : 'HTTP/1.1',
+    });
   }
 
   #dial(trace: ConnectionTrace): void {
@@ -259,11 +283,19 @@ class OriginPool {
           next?.handler.onResponseError?.(abortOnly(), error ?? new Error('the connection pool is closed'));
           return;
         }
+        const h2 = (socket as TLSSocket).alpnProtocol === 'h2';
+        if (h2 && this.#h2 && !this.#h2.destroyed && !this.#h2.closed) {
+          // An HTTP/2 connection is already up and takes every request: this one is spare.
+          socket?.destroy();
+          return;
+        }
         let dialled: Socket | undefined = socket as Socket;
         this.#unclaimed.add(dialled);
         dialled.unref();
         const client = new Client(this.#url.origin, {
           pipelining: 1,
+          // HTTP/2 streams per connection; the server's SETTINGS can lower it.
+          maxConcurrentStreams: 1000,
           keepAliveTimeout: this.#settings.keepAliveTimeoutMs,
           headersTimeout: 0,
           bodyTimeout: 0,
@@ -281,15 +313,23 @@ class OriginPool {
               process.nextTick(callback, null, ready);
             } else {
               this.#open(options, this.#sending, (error, socket) => {
-                if (socket) this.#noteTlsVersion(client, socket);
+                if (socket) this.#noteConnection(client, socket);
                 if (error) callback(error, null);
                 else callback(null, socket);
               });
             }
           },
         });
-        this.#noteTlsVersion(client, dialled);
+        this.#noteConnection(client, dialled);
         this.#clients.add(client);
+        if (h2) {
+          this.#h2 = client;
+          // Everything waiting goes to it now; later requests go straight to it.
+          for (let next = this.#nextWaiting(); next; next = this.#nextWaiting()) {
+            this.#send(client, next.options, next.handler);
+          }
+          return;
+        }
         this.#release(client);
       },
     );

@@ -1,11 +1,13 @@
 // The `k6/http` module on undici: asyncRequest with k6's tags, timings and error codes.
+
+import { STATUS_CODES } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { parseDurationNs } from '../../config/duration.ts';
 import { type BuiltinMetricName, HTTP_TIMING_METRICS } from '../../metrics/builtin.ts';
 import type { Metric } from '../../metrics/metric.ts';
 import type { IterationContext } from '../context.ts';
 import { nowMs, type ResponseCallback, type TestRuntime } from '../runtime.ts';
-import { ConnectionPools, type TracedHandler } from './connection-pool.ts';
+import { type ConnectionInfo, ConnectionPools, type TracedHandler } from './connection-pool.ts';
 import {
   CookieJar,
   cookieHeader,
@@ -193,6 +195,7 @@ class InFlightRequest implements TracedHandler, Expiring {
   #headerBytes = 0;
   #setCookies: string[] | undefined;
   #tlsVersion = '';
+  #proto = 'HTTP/1.1';
   #chunks: Buffer[] = [];
   #bodyBytes = 0;
   #settled = false;
@@ -257,8 +260,9 @@ class InFlightRequest implements TracedHandler, Expiring {
     if (this.#settled) controller.abort(new Error('request already finished'));
   }
 
-  onTlsVersion(version: string): void {
-    this.#tlsVersion = version;
+  onConnection(info: ConnectionInfo): void {
+    this.#tlsVersion = info.tlsVersion;
+    this.#proto = info.proto;
   }
 
   onRequestWritten(): void {
@@ -273,7 +277,8 @@ class InFlightRequest implements TracedHandler, Expiring {
   ): void {
     this.#firstByte = nowMs();
     this.#status = statusCode;
-    this.#statusText = message ? `${statusCode} ${message}` : String(statusCode);
+    // HTTP/2 has no reason phrase; Go's client (k6) fills in the standard one.
+    this.#statusText = `${statusCode} ${message || STATUS_CODES[statusCode] || ''}`.trimEnd();
     const canonical: Record<string, string> = {};
     let bytes = 17 + this.#statusText.length;
     for (const key in rawHeaders) {
@@ -397,7 +402,7 @@ class InFlightRequest implements TracedHandler, Expiring {
       tags.url = spec.name;
       tags.name = spec.name;
       tags.status = String(status);
-      tags.proto = failed ? '' : 'HTTP/1.1';
+      tags.proto = failed ? '' : this.#proto;
       if (this.#tlsVersion !== '') tags.tls_version = this.#tlsVersion;
       if (expected !== undefined) tags.expected_response = String(expected);
       if (errorCode !== 0) tags.error_code = String(errorCode);
@@ -413,7 +418,7 @@ class InFlightRequest implements TracedHandler, Expiring {
       new HttpResponse({
         status,
         status_text: failed ? '' : this.#statusText,
-        proto: failed ? '' : 'HTTP/1.1',
+        proto: failed ? '' : this.#proto,
         url: spec.urlString,
         headers: this.#headers,
         cookies: responseCookies(this.#setCookies),
