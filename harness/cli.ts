@@ -20,6 +20,9 @@ export function buildProgram(): Command {
       'Stepped capacity testing: find which resource limits a service first,\nat what served rate, and what happens past it.',
     )
     .showHelpAfterError('(run with --help for usage)')
+    // Descriptions are written with line breaks for the source; commander wraps them again
+    // to the terminal, so paragraphs are joined first (inherited by every subcommand).
+    .configureHelp({ commandDescription: (cmd) => reflow(cmd.description()) })
     .exitOverride();
   registerRun(program);
   registerServe(program);
@@ -31,6 +34,21 @@ export function buildProgram(): Command {
   registerCompare(program);
   registerCheck(program);
   return program;
+}
+
+/**
+ * Joins the lines of each paragraph of `text` into one, for the terminal to wrap.
+ * Paragraphs are separated by blank lines; one with indented or `-` lines (a list, an
+ * example) keeps its lines.
+ */
+export function reflow(text: string): string {
+  return text
+    .split(/\n[ \t]*\n/)
+    .map((paragraph) => {
+      const lines = paragraph.split('\n');
+      return lines.some((line) => /^(\s|-\s)/.test(line)) ? paragraph : lines.join(' ');
+    })
+    .join('\n\n');
 }
 
 /** Runs the CLI with `argv` (as process.argv) and exits with the right status on error. */
