@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
-import { runScript, writeScript } from './helpers/engine.ts';
+import { checkResults, runScript, writeScript } from './helpers/engine.ts';
 
 /** A server that sets cookies on /login and /redirect-set and echoes the Cookie header on /me. */
 async function cookieServer(): Promise<{ base: string; close: () => void }> {
@@ -19,18 +19,6 @@ async function cookieServer(): Promise<{ base: string; close: () => void }> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() };
-}
-
-/** The checks of a run: name → [passes, fails]. */
-function checks(rows: Record<string, string>[]): Record<string, [number, number]> {
-  const seen: Record<string, [number, number]> = {};
-  for (const row of rows.filter((r) => r.metric_name === 'checks')) {
-    const name = row.check ?? '';
-    const entry = seen[name] ?? [0, 0];
-    entry[row.metric_value === '1.000000' ? 0 : 1]++;
-    seen[name] = entry;
-  }
-  return seen;
 }
 
 test('cookies: a jar per VU emptied each iteration, request cookies, replace, res.cookies, cookieJar(), redirects', async () => {
@@ -67,7 +55,7 @@ export default async function () {
 }`),
     );
     assert.equal(run.exitCode, 0, run.logs.join('\n'));
-    const results = checks(run.rows);
+    const results = checkResults(run.rows);
     assert.equal(Object.keys(results).length, 8, JSON.stringify(results));
     for (const [name, [passes, fails]] of Object.entries(results)) {
       assert.deepEqual([passes, fails], [2, 0], `${name}: ${passes} passed, ${fails} failed`);
@@ -93,7 +81,7 @@ export default async function () {
 }`),
     );
     assert.equal(run.exitCode, 0, run.logs.join('\n'));
-    assert.deepEqual(checks(run.rows), { 'the second iteration still has the session': [1, 0] });
+    assert.deepEqual(checkResults(run.rows), { 'the second iteration still has the session': [1, 0] });
   } finally {
     close();
   }

@@ -5,19 +5,7 @@ import { createHash, createHmac } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
-import { runScript, writeScript } from './helpers/engine.ts';
-
-/** The checks of a run: name → [passes, fails]. */
-function checks(rows: Record<string, string>[]): Record<string, [number, number]> {
-  const seen: Record<string, [number, number]> = {};
-  for (const row of rows.filter((r) => r.metric_name === 'checks')) {
-    const name = row.check ?? '';
-    const entry = seen[name] ?? [0, 0];
-    entry[row.metric_value === '1.000000' ? 0 : 1]++;
-    seen[name] = entry;
-  }
-  return seen;
-}
+import { checkResults, runScript, writeScript } from './helpers/engine.ts';
 
 test('open() and SharedArray load test data in init; k6/encoding and k6/crypto match Node', async () => {
   const sha = createHash('sha256').update('plateau').digest('hex');
@@ -51,7 +39,7 @@ export default function () {
   await writeFile(join(dirname(script), 'users.json'), JSON.stringify([{ name: 'al' }, { name: 'bo' }]));
   const run = await runScript(script);
   assert.equal(run.exitCode, 0, run.logs.join('\n'));
-  const results = checks(run.rows);
+  const results = checkResults(run.rows);
   assert.equal(Object.keys(results).length, 10, JSON.stringify(results));
   for (const [name, [passes, fails]] of Object.entries(results)) {
     assert.deepEqual([passes, fails], [2, 0], `${name}: ${passes} passed, ${fails} failed`);

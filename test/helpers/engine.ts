@@ -59,3 +59,16 @@ export async function runScript(script: string, config: Partial<RunConfig> = {})
     .catch(() => undefined);
   return { ...result, logs, stdout, rows, exported, dir };
 }
+
+/** The checks of a run, from its CSV rows: check name → [passes, fails]. */
+export function checkResults(rows: readonly Record<string, string>[]): Record<string, [number, number]> {
+  const seen: Record<string, [number, number]> = {};
+  for (const row of rows) {
+    if (row.metric_name !== 'checks') continue;
+    const name = row.check ?? '';
+    const entry = seen[name] ?? [0, 0];
+    entry[row.metric_value === '1.000000' ? 0 : 1]++;
+    seen[name] = entry;
+  }
+  return seen;
+}
