@@ -10,6 +10,7 @@ import { registerDb } from './commands/db.ts';
 import { registerEngine } from './commands/engine.ts';
 import { registerRun } from './commands/run.ts';
 import { registerServe } from './commands/serve.ts';
+import { registerTestRun } from './commands/testrun.ts';
 import { EXIT_CODES, exitCodeFor } from './exit-codes.ts';
 import { shutdown } from './lifecycle.ts';
 
@@ -33,6 +34,7 @@ export function buildProgram(): Command {
   registerConfirm(program);
   registerCompare(program);
   registerCheck(program);
+  registerTestRun(program);
   return program;
 }
 
