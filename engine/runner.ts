@@ -127,6 +127,7 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
     runtime.maxRedirects = options.maxRedirects;
     runtime.noCookiesReset = options.noCookiesReset;
     runtime.insecureSkipTLSVerify = options.insecureSkipTLSVerify;
+    runtime.userAgent = options.userAgent;
     registry.applyThresholds(options.thresholds);
     const tuple = ExecutionTuple.create(
       options.executionSegment ? parseSegment(options.executionSegment) : undefined,

@@ -1,5 +1,6 @@
 // Consolidates the script's `options` with command-line overrides and validates them.
 import { type ConfigProblem, PlateauError } from '../../contract/index.ts';
+import { PLATEAU_VERSION } from '../../lib/version.ts';
 import type { ThresholdConfig } from '../metrics/thresholds.ts';
 import { parseDurationNs } from './duration.ts';
 import type { ScenarioConfig } from './scenarios.ts';
@@ -12,6 +13,8 @@ const TREND_STAT = /^(avg|min|med|max|count|p\((\d+(\.\d+)?)\))$/;
 const SECOND_NS = 1e9;
 const DEFAULT_GRACEFUL_NS = 30 * SECOND_NS;
 const DEFAULT_MAX_DURATION_NS = 600 * SECOND_NS;
+/** The engine's User-Agent unless options.userAgent says otherwise. */
+export const DEFAULT_USER_AGENT = `plateau/${PLATEAU_VERSION} (k6 compatible)`;
 
 /** Everything a run needs from options, after defaults, script and flags. */
 export interface TestOptions {
@@ -25,6 +28,8 @@ export interface TestOptions {
   noCookiesReset: boolean;
   /** Accept any server certificate (self-signed test environments). */
   insecureSkipTLSVerify: boolean;
+  /** The User-Agent of requests that set none ('' sends none). */
+  userAgent: string;
   /** options.tags plus --tag. */
   tags: Record<string, string>;
   setupTimeoutNs: number;
@@ -275,6 +280,15 @@ export function consolidateOptions(scriptOptions: unknown, overrides: OptionOver
       hint: 'use 0 (follow none) or more; k6 follows 10 by default',
     });
   }
+  // k6 sends k6/<version> (https://k6.io/); the engine says what it is.
+  const userAgent = raw.userAgent ?? DEFAULT_USER_AGENT;
+  if (typeof userAgent !== 'string') {
+    problems.push({
+      setting: 'options.userAgent',
+      message: `${JSON.stringify(userAgent)} is not a string`,
+      hint: "use a string, or '' to send no User-Agent",
+    });
+  }
   const options: TestOptions = {
     scenarios,
     thresholds,
@@ -283,6 +297,7 @@ export function consolidateOptions(scriptOptions: unknown, overrides: OptionOver
     maxRedirects: Number(maxRedirects),
     noCookiesReset: raw.noCookiesReset === true,
     insecureSkipTLSVerify: overrides.insecureSkipTLSVerify ?? raw.insecureSkipTLSVerify === true,
+    userAgent: String(userAgent),
     tags: { ...stringMap(raw.tags, 'options.tags'), ...(overrides.tags ?? {}) },
     setupTimeoutNs: duration(raw.setupTimeout, 'options.setupTimeout', 60 * SECOND_NS),
     teardownTimeoutNs: duration(raw.teardownTimeout, 'options.teardownTimeout', 60 * SECOND_NS),

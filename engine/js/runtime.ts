@@ -67,6 +67,8 @@ export class TestRuntime {
   noCookiesReset = false;
   /** options.insecureSkipTLSVerify: accept any server certificate. */
   insecureSkipTLSVerify = false;
+  /** options.userAgent: sent by requests that set no User-Agent ('' for none). */
+  userAgent = '';
   setupData: unknown;
   /** VUs executing an iteration now, and VUs initialized. */
   vusActive = 0;

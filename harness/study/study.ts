@@ -6,6 +6,7 @@ import { request } from 'undici';
 import { type AnalysisOutput, analyzePath } from '../../analysis/analyze-run.ts';
 import { ERROR_CODES, PlateauError, type RunManifest, type ServerStepReport } from '../../contract/index.ts';
 import { writeFileAtomic } from '../../lib/atomic-write.ts';
+import { PLATEAU_VERSION } from '../../lib/version.ts';
 import { parseServiceConfig } from '../../target-service/config.ts';
 import { buildK6Scripts, PROJECT_ROOT } from '../build-scripts.ts';
 import { type LoggedChild, stopChild } from './child.ts';
@@ -121,7 +122,7 @@ export async function runStudy(
       version: plan.engine === 'embedded' ? 'plateau-embedded' : k6Version(plan.k6Bin),
     },
     database: null,
-    versions: { node: process.version, plateau: '0.1.0', gitCommit: gitCommit() },
+    versions: { node: process.version, plateau: PLATEAU_VERSION, gitCommit: gitCommit() },
     machine: { cpus: cpus().length, memoryMb: Math.round(totalmem() / 1_048_576), platform: platform() },
     reachedStep: null,
     exitCode: null,

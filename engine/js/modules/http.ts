@@ -1,6 +1,7 @@
 // The `k6/http` module on undici: asyncRequest with k6's tags, timings and error codes.
 
 import { STATUS_CODES } from 'node:http';
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import type { Dispatcher } from 'undici';
 import { parseDurationNs } from '../../config/duration.ts';
 import { type BuiltinMetricName, HTTP_TIMING_METRICS } from '../../metrics/builtin.ts';
@@ -384,14 +385,19 @@ class InFlightRequest implements TracedHandler, Expiring {
     const runtime = this.#runtime;
     const spec = this.#spec;
     const context = this.#context;
-    const ended = nowMs();
     const failed = error !== undefined;
+    // Read as k6 reads it: through the decompressor its Content-Encoding names, inside
+    // the receiving time; a body that does not decompress is error 1701.
+    const decoded = failed ? { body: null } : decodeBody(this.#chunks, spec.responseType, this.#headers);
+    const ended = nowMs();
     const status = failed ? 0 : this.#status;
     const [errorCode, errorText] = failed
       ? classify(error, this.#timedOut)
-      : status >= 400
-        ? [1000 + status, '']
-        : [0, ''];
+      : decoded.error !== undefined
+        ? [1701, decoded.error]
+        : status >= 400
+          ? [1000 + status, '']
+          : [0, ''];
     const timings = this.#timings(ended);
     if (context) context.bytesReceived += this.#headerBytes + this.#bodyBytes;
     const expected = spec.callback ? !failed && spec.callback(status) : undefined;
@@ -422,7 +428,7 @@ class InFlightRequest implements TracedHandler, Expiring {
         url: spec.urlString,
         headers: this.#headers,
         cookies: responseCookies(this.#setCookies),
-        body: decodeBody(this.#chunks, spec.responseType),
+        body: decoded.body,
         timings,
         error: errorText,
         error_code: errorCode,
@@ -667,7 +673,14 @@ export function createHttpModule(runtime: TestRuntime) {
     const customTags: Record<string, string> = {};
     if (params.tags) for (const key in params.tags) customTags[key] = String(params.tags[key]);
     const headers: Record<string, string> = {};
-    if (params.headers) for (const key in params.headers) headers[key] = String(params.headers[key]);
+    let userAgent = runtime.userAgent !== '';
+    if (params.headers) {
+      for (const key in params.headers) {
+        headers[key] = String(params.headers[key]);
+        if (userAgent && key.length === 10 && key.toLowerCase() === 'user-agent') userAgent = false;
+      }
+    }
+    if (userAgent) headers['User-Agent'] = runtime.userAgent;
     const payload = encodeBody(body, headers);
     const timeoutNs = params.timeout === undefined ? undefined : parseDurationNs(params.timeout);
     const redirects = params.redirects;
@@ -776,12 +789,45 @@ function encodeBody(body: unknown, headers: Record<string, string>): Buffer | un
   return Buffer.from(String(body));
 }
 
-function decodeBody(chunks: Buffer[], responseType: string): string | ArrayBuffer | null {
-  if (responseType === 'none') return null;
-  const buffer = Buffer.concat(chunks);
+/** Decoders for the Content-Encodings k6 reads (zstd needs Node 22.15+: not on Node 20). */
+const DECOMPRESSORS: Record<string, (bytes: Buffer) => Buffer> = {
+  gzip: gunzipSync,
+  'x-gzip': gunzipSync,
+  deflate: inflateSync,
+  br: brotliDecompressSync,
+};
+
+/**
+ * The body as the script sees it: none, binary or text, decompressed per Content-Encoding
+ * (as k6 does; a discarded body is not decompressed). `error` is k6's 1701 message.
+ */
+function decodeBody(
+  chunks: Buffer[],
+  responseType: string,
+  headers: Record<string, string>,
+): { body: string | ArrayBuffer | null; error?: string } {
+  if (responseType === 'none') return { body: null };
+  let buffer: Buffer = Buffer.concat(chunks);
+  const encoding = headers['Content-Encoding']?.trim().toLowerCase();
+  if (encoding && encoding !== 'identity' && buffer.length > 0) {
+    const decompress = DECOMPRESSORS[encoding];
+    if (!decompress) {
+      return {
+        body: null,
+        error: `unsupported content encoding "${encoding}" (the engine reads gzip, deflate and br)`,
+      };
+    }
+    try {
+      buffer = decompress(buffer);
+    } catch (error) {
+      return { body: null, error: `error decompressing the ${encoding} body: ${(error as Error).message}` };
+    }
+  }
   if (responseType === 'binary')
-    return buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + buffer.byteLength);
-  return buffer.toString('utf8');
+    return {
+      body: buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + buffer.byteLength) as ArrayBuffer,
+    };
+  return { body: buffer.toString('utf8') };
 }
 
 function headerSize(headers: Record<string, string>, host: string): number {

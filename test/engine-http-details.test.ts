@@ -1,0 +1,90 @@
+// k6/http details the engine reproduces: the User-Agent option, and response bodies read
+// through their Content-Encoding (gzip, deflate, br), with error 1701 when that fails.
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { test } from 'node:test';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import { DEFAULT_USER_AGENT } from '../engine/config/options.ts';
+import { checkResults, runScript, writeScript } from './helpers/engine.ts';
+
+test('User-Agent: the engine names itself, options.userAgent and a request header override it', async () => {
+  const agents: string[] = [];
+  const server = createServer((req, res) => {
+    agents.push(req.headers['user-agent'] ?? '(none)');
+    res.end('ok');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  const script = (options: string) => `
+import http from 'k6/http';
+export const options = { iterations: 1${options} };
+export default async function () {
+  await http.asyncRequest('GET', '${url}');
+  await http.asyncRequest('GET', '${url}', null, { headers: { 'user-agent': 'per-request' } });
+}`;
+  try {
+    assert.equal((await runScript(await writeScript(script('')))).exitCode, 0);
+    assert.equal((await runScript(await writeScript(script(", userAgent: 'my-agent/1'")))).exitCode, 0);
+    assert.equal((await runScript(await writeScript(script(", userAgent: ''")))).exitCode, 0);
+    assert.deepEqual(agents, [
+      DEFAULT_USER_AGENT,
+      'per-request',
+      'my-agent/1',
+      'per-request',
+      '(none)',
+      'per-request',
+    ]);
+    assert.match(DEFAULT_USER_AGENT, /^plateau\/\d+\.\d+\.\d+ \(k6 compatible\)$/);
+  } finally {
+    server.close();
+  }
+});
+
+test('compressed bodies are decompressed as k6 does; one that is not valid is error 1701', async () => {
+  const json = JSON.stringify({ account: 42, lines: Array.from({ length: 50 }, (_, i) => i) });
+  const encodings: Record<string, Buffer> = {
+    gzip: gzipSync(json),
+    deflate: deflateSync(json),
+    br: brotliCompressSync(json),
+    broken: Buffer.from('not gzip at all'),
+  };
+  const server = createServer((req, res) => {
+    const which = (req.url ?? '/').slice(1);
+    res.writeHead(200, { 'Content-Encoding': which === 'broken' ? 'gzip' : which });
+    res.end(encodings[which]);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    const run = await runScript(
+      await writeScript(`
+import http from 'k6/http';
+import { check } from 'k6';
+export const options = { iterations: 1 };
+export default async function () {
+  for (const which of ['gzip', 'deflate', 'br']) {
+    const res = await http.asyncRequest('GET', '${base}/' + which, null, { tags: { which } });
+    check(res, { ['decompressed ' + which]: (r) => r.json('account') === 42 && r.json().lines.length === 50 });
+  }
+  const broken = await http.asyncRequest('GET', '${base}/broken', null, { tags: { which: 'broken' } });
+  check(broken, { 'a broken body is 1701 with its status kept': (r) => r.error_code === 1701 && r.status === 200 && r.error !== '' });
+  const skipped = await http.asyncRequest('GET', '${base}/broken', null, { responseType: 'none', tags: { which: 'none' } });
+  check(skipped, { 'a discarded body is not decompressed': (r) => r.error_code === 0 });
+}`),
+    );
+    assert.equal(run.exitCode, 0, run.logs.join('\n'));
+    const results = checkResults(run.rows);
+    assert.equal(Object.keys(results).length, 5, JSON.stringify(results));
+    for (const [name, [passes, fails]] of Object.entries(results))
+      assert.deepEqual([passes, fails], [1, 0], name);
+    const broken = run.rows.find((r) => r.metric_name === 'http_reqs' && r.extra_tags === 'which=broken');
+    assert.deepEqual(
+      [broken?.status, broken?.error_code],
+      ['200', '1701'],
+      'the sample carries the error too',
+    );
+  } finally {
+    server.close();
+  }
+});
