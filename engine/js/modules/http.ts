@@ -278,8 +278,7 @@ class InFlightRequest implements TracedHandler, Expiring {
   ): void {
     this.#firstByte = nowMs();
     this.#status = statusCode;
-    // HTTP/2 has no reason phrase; Go's client (k6) fills in the standard one.
-    this.#statusText = `${statusCode} ${message || STATUS_CODES[statusCode] || ''}`.trimEnd();
+    this.#statusText = statusText(statusCode, message);
     const canonical: Record<string, string> = {};
     let bytes = 17 + this.#statusText.length;
     for (const key in rawHeaders) {
@@ -388,7 +387,7 @@ class InFlightRequest implements TracedHandler, Expiring {
     const failed = error !== undefined;
     // Read as k6 reads it: through the decompressor its Content-Encoding names, inside
     // the receiving time; a body that does not decompress is error 1701.
-    const decoded = failed ? { body: null } : decodeBody(this.#chunks, spec.responseType, this.#headers);
+    const decoded = failed ? NO_BODY : decodeBody(this.#chunks, spec.responseType, this.#headers);
     const ended = nowMs();
     const status = failed ? 0 : this.#status;
     const [errorCode, errorText] = failed
@@ -789,6 +788,27 @@ function encodeBody(body: unknown, headers: Record<string, string>): Buffer | un
   return Buffer.from(String(body));
 }
 
+/** `200 OK` for each standard status, made once. */
+const STANDARD_STATUS_TEXT = new Map(
+  Object.entries(STATUS_CODES).map(([code, text]) => [Number(code), `${code} ${text}`]),
+);
+
+/** k6's status_text; HTTP/2 has no reason phrase, and Go's client (k6) fills in the standard one. */
+function statusText(code: number, message: string | undefined): string {
+  const standard = STANDARD_STATUS_TEXT.get(code);
+  if (!message || message === STATUS_CODES[code]) return standard ?? String(code);
+  return `${code} ${message}`;
+}
+
+/** The body of a response whose body the script discards. */
+const NO_BODY: DecodedBody = Object.freeze({ body: null });
+
+/** A response body as the script sees it, or k6's 1701 message when it could not be read. */
+interface DecodedBody {
+  body: string | ArrayBuffer | null;
+  error?: string;
+}
+
 /** Decoders for the Content-Encodings k6 reads (zstd needs Node 22.15+: not on Node 20). */
 const DECOMPRESSORS: Record<string, (bytes: Buffer) => Buffer> = {
   gzip: gunzipSync,
@@ -801,12 +821,8 @@ const DECOMPRESSORS: Record<string, (bytes: Buffer) => Buffer> = {
  * The body as the script sees it: none, binary or text, decompressed per Content-Encoding
  * (as k6 does; a discarded body is not decompressed). `error` is k6's 1701 message.
  */
-function decodeBody(
-  chunks: Buffer[],
-  responseType: string,
-  headers: Record<string, string>,
-): { body: string | ArrayBuffer | null; error?: string } {
-  if (responseType === 'none') return { body: null };
+function decodeBody(chunks: Buffer[], responseType: string, headers: Record<string, string>): DecodedBody {
+  if (responseType === 'none') return NO_BODY;
   let buffer: Buffer = Buffer.concat(chunks);
   const encoding = headers['Content-Encoding']?.trim().toLowerCase();
   if (encoding && encoding !== 'identity' && buffer.length > 0) {
