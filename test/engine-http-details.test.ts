@@ -88,3 +88,35 @@ export default async function () {
     server.close();
   }
 });
+
+test('each VU keeps its own connections, and arrival-rate iterations go to the longest-idle VU, as in k6', async () => {
+  const server = createServer((_req, res) => res.end('ok'));
+  const sockets = new Set<unknown>();
+  server.on('connection', (socket) => sockets.add(socket));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  try {
+    const run = await runScript(
+      await writeScript(`
+import http from 'k6/http';
+import exec from 'k6/execution';
+export const options = { scenarios: { s: { executor: 'constant-arrival-rate', rate: 40, duration: '1s', preAllocatedVUs: 5 } } };
+export default async function () {
+  await http.asyncRequest('GET', '${url}', null, { tags: { vu: String(exec.vu.idInTest) } });
+}`),
+    );
+    assert.equal(run.exitCode, 0, run.logs.join('\n'));
+    const reqs = run.rows.filter((r) => r.metric_name === 'http_reqs');
+    assert.equal(reqs.length, 40);
+    const perVu = new Map<string, number>();
+    for (const r of reqs) perVu.set(r.extra_tags ?? '', (perVu.get(r.extra_tags ?? '') ?? 0) + 1);
+    assert.equal(perVu.size, 5, 'all five VUs took iterations in turn');
+    assert.ok(
+      [...perVu.values()].every((n) => n === 8),
+      JSON.stringify([...perVu]),
+    );
+    assert.equal(sockets.size, 5, 'one keep-alive connection per VU, as k6 opens them');
+  } finally {
+    server.close();
+  }
+});

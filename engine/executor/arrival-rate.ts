@@ -17,6 +17,34 @@ import { runIteration } from './iteration.ts';
 const IO_WAKE_OVERDUE_MS = 0.1;
 
 /**
+ * Idle VUs, the longest idle first. k6's VUs wait for iterations on one channel, whose
+ * receivers Go serves in order, so every VU gets work in turn; with a VU's own connections
+ * (as in k6) that decides how many connections the target sees.
+ */
+class IdleVUs {
+  #items: (VirtualUser | undefined)[] = [];
+  #head = 0;
+
+  push(vu: VirtualUser): void {
+    this.#items.push(vu);
+  }
+
+  take(): VirtualUser | undefined {
+    if (this.#head === this.#items.length) return undefined;
+    const vu = this.#items[this.#head];
+    this.#items[this.#head++] = undefined;
+    if (this.#head === this.#items.length) {
+      this.#items = [];
+      this.#head = 0;
+    } else if (this.#head >= 1024 && this.#head * 2 >= this.#items.length) {
+      this.#items = this.#items.slice(this.#head);
+      this.#head = 0;
+    }
+    return vu;
+  }
+}
+
+/**
  * Runs planned starts with k6's VU semantics: preAllocatedVUs are ready when the scenario
  * starts; each start goes to an idle VU or, when none is idle, is dropped
  * (`dropped_iterations`) and, while fewer than maxVUs exist, one more VU is initialized in
@@ -48,7 +76,7 @@ export class ArrivalRateExecutor extends ScenarioExecutor {
     const preAllocated = tuple.scale(config.preAllocatedVUs);
     this.stats.maxVUs = maxVUs;
     if (maxVUs === 0) return; // this segment has no share of the work
-    const idle: VirtualUser[] = [];
+    const idle = new IdleVUs();
     for (let i = 0; i < preAllocated; i++) idle.push(vus.create());
     let remainingUnplanned = maxVUs - preAllocated;
     let initializing = false;
@@ -63,7 +91,7 @@ export class ArrivalRateExecutor extends ScenarioExecutor {
     let wakeAfterIo: (() => void) | undefined;
 
     const dispatch = (start: PlannedStart) => {
-      const vu = idle.pop();
+      const vu = idle.take();
       if (!vu) {
         this.stats.dropped++;
         runtime.emitBuiltin('dropped_iterations', 1, droppedTags);

@@ -1,6 +1,7 @@
 // Per-iteration context that follows each iteration across awaits (AsyncLocalStorage).
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Interrupt } from '../executor/interrupt.ts';
+import type { ConnectionPools } from './modules/connection-pool.ts';
 import type { CookieJar } from './modules/cookies.ts';
 
 /** A virtual user: an identity that runs one iteration at a time. */
@@ -15,6 +16,8 @@ export class VirtualUser {
   readonly tags: Record<string, string> = {};
   /** `exec.vu.metrics.metadata`. */
   readonly metadata: Record<string, string> = {};
+  /** The VU's own connections, made at its first request: k6 gives each VU its own transport. */
+  connections: ConnectionPools | undefined = undefined;
   /** The VU's cookie jar, made when first needed, and the iteration it belongs to. */
   cookieJar: CookieJar | undefined = undefined;
   cookieJarIteration = 0;

@@ -165,9 +165,9 @@ const ZERO_TIMINGS: Timings = {
  * waiting = first byte − written, receiving = end − first byte, and
  * duration = sending + waiting + receiving.
  */
-/** Where requests go: the connections, and the timeouts of requests in flight. */
+/** Where requests go: the connections of the VU that sends them, and the timeouts of requests in flight. */
 interface Transport {
-  agent: ConnectionPools;
+  agentFor(context: IterationContext | undefined): ConnectionPools;
   timeouts: RequestTimeouts;
 }
 
@@ -222,7 +222,8 @@ class InFlightRequest implements TracedHandler, Expiring {
 
   start(transport: Transport): void {
     this.#transport = transport;
-    const { agent, timeouts } = transport;
+    const { timeouts } = transport;
+    const agent = transport.agentFor(this.#context);
     // A redirect hop has what is left of its chain's timeout: a timer of its own.
     if (this.#spec.redirectsFollowed === 0) timeouts.start(this, this.#spec.timeoutMs);
     else this.#timer = setTimeout(timeOut, Math.max(1, this.#spec.deadlineMs - this.#started), this);
@@ -639,11 +640,30 @@ export function expectedStatuses(...specs: (number | { min: number; max: number 
  * asyncRequest.
  */
 export function createHttpModule(runtime: TestRuntime) {
-  const agent = new ConnectionPools({
+  const settings = {
     keepAliveTimeoutMs: 60_000,
     insecureSkipTLSVerify: () => runtime.insecureSkipTLSVerify,
-  });
-  const transport: Transport = { agent, timeouts: new RequestTimeouts(nowMs) };
+  };
+  // As in k6, where every VU has its own http.Transport: a VU keeps and reuses its own
+  // connections, so a server sees as many as k6 would open (about one per VU in use),
+  // which matters behind a load balancer that spreads connections. Code outside any VU
+  // (none in k6) shares one set.
+  const shared = new ConnectionPools(settings);
+  const allPools = new Set<ConnectionPools>([shared]);
+  const transport: Transport = {
+    agentFor(context) {
+      if (!context) return shared;
+      const vu = context.vu;
+      let pools = vu.connections;
+      if (!pools) {
+        pools = new ConnectionPools(settings);
+        vu.connections = pools;
+        allPools.add(pools);
+      }
+      return pools;
+    },
+    timeouts: new RequestTimeouts(nowMs),
+  };
   const metrics = requestMetrics(runtime);
 
   function asyncRequest(
@@ -766,7 +786,7 @@ export function createHttpModule(runtime: TestRuntime) {
     module: { default: exports, ...exports },
     close: () => {
       transport.timeouts.clear();
-      return agent.close();
+      return Promise.all([...allPools].map((pools) => pools.close())).then(() => undefined);
     },
   };
 }
