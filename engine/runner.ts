@@ -126,6 +126,8 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
     runtime.discardResponseBodies = options.discardResponseBodies;
     runtime.maxRedirects = options.maxRedirects;
     runtime.noCookiesReset = options.noCookiesReset;
+    runtime.noConnectionReuse = options.noConnectionReuse;
+    runtime.noVUConnectionReuse = options.noVUConnectionReuse;
     runtime.insecureSkipTLSVerify = options.insecureSkipTLSVerify;
     runtime.userAgent = options.userAgent;
     registry.applyThresholds(options.thresholds);

@@ -120,3 +120,34 @@ export default async function () {
     server.close();
   }
 });
+
+test('noConnectionReuse dials for every request; noVUConnectionReuse once per iteration', async () => {
+  const server = createServer((_req, res) => res.end('ok'));
+  let connections = 0;
+  server.on('connection', () => connections++);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  const script = (option: string) => `
+import http from 'k6/http';
+export const options = { ${option}: true, scenarios: { s: { executor: 'per-vu-iterations', vus: 1, iterations: 3 } } };
+export default async function () {
+  await http.asyncRequest('GET', '${url}');
+  await http.asyncRequest('GET', '${url}');
+}`;
+  try {
+    const everyRequest = await runScript(await writeScript(script('noConnectionReuse')));
+    assert.equal(everyRequest.exitCode, 0, everyRequest.logs.join('\n'));
+    assert.equal(connections, 6, 'six requests, six connections');
+    const connecting = everyRequest.rows.filter((r) => r.metric_name === 'http_req_connecting');
+    assert.ok(
+      connecting.every((r) => Number(r.metric_value) > 0),
+      'each request timed its own dial',
+    );
+    connections = 0;
+    const perIteration = await runScript(await writeScript(script('noVUConnectionReuse')));
+    assert.equal(perIteration.exitCode, 0, perIteration.logs.join('\n'));
+    assert.equal(connections, 3, 'three iterations, three connections, each reused within its iteration');
+  } finally {
+    server.close();
+  }
+});

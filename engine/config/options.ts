@@ -26,6 +26,10 @@ export interface TestOptions {
   maxRedirects: number;
   /** Keep each VU's cookies from one iteration to the next (k6 empties the jar by default). */
   noCookiesReset: boolean;
+  /** A new connection for every request (k6's noConnectionReuse: Connection: close). */
+  noConnectionReuse: boolean;
+  /** A VU's connections are closed when its iteration ends (k6's noVUConnectionReuse). */
+  noVUConnectionReuse: boolean;
   /** Accept any server certificate (self-signed test environments). */
   insecureSkipTLSVerify: boolean;
   /** The User-Agent of requests that set none ('' sends none). */
@@ -296,6 +300,8 @@ export function consolidateOptions(scriptOptions: unknown, overrides: OptionOver
     discardResponseBodies: raw.discardResponseBodies === true,
     maxRedirects: Number(maxRedirects),
     noCookiesReset: raw.noCookiesReset === true,
+    noConnectionReuse: raw.noConnectionReuse === true,
+    noVUConnectionReuse: raw.noVUConnectionReuse === true,
     insecureSkipTLSVerify: overrides.insecureSkipTLSVerify ?? raw.insecureSkipTLSVerify === true,
     userAgent: String(userAgent),
     tags: { ...stringMap(raw.tags, 'options.tags'), ...(overrides.tags ?? {}) },

@@ -18,6 +18,8 @@ export class VirtualUser {
   readonly metadata: Record<string, string> = {};
   /** The VU's own connections, made at its first request: k6 gives each VU its own transport. */
   connections: ConnectionPools | undefined = undefined;
+  /** The iteration the connections were opened in (for noVUConnectionReuse). */
+  connectionsIteration = 0;
   /** The VU's cookie jar, made when first needed, and the iteration it belongs to. */
   cookieJar: CookieJar | undefined = undefined;
   cookieJarIteration = 0;

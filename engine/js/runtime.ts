@@ -65,6 +65,9 @@ export class TestRuntime {
   maxRedirects = 10;
   /** options.noCookiesReset: VUs keep their cookies across iterations. */
   noCookiesReset = false;
+  /** options.noConnectionReuse and noVUConnectionReuse (see TestOptions). */
+  noConnectionReuse = false;
+  noVUConnectionReuse = false;
   /** options.insecureSkipTLSVerify: accept any server certificate. */
   insecureSkipTLSVerify = false;
   /** options.userAgent: sent by requests that set no User-Agent ('' for none). */

@@ -140,6 +140,11 @@ class OriginPool {
   #h2: Client | undefined;
   /** The request being handed to a client right now: a reconnect it sets off is traced to it. */
   #sending: TracedHandler | undefined;
+  /**
+   * The last request handed to each client: when undici reconnects later (its socket closed
+   * just before, as with Connection: close), the request waiting on it hears the dial.
+   */
+  readonly #lastSent = new WeakMap<Client, TracedHandler>();
 
   constructor(url: URL, connector: Connector, settings: PoolSettings) {
     this.#url = url;
@@ -198,6 +203,7 @@ class OriginPool {
     }
     const releasing = new ReleasingHandler(handler, () => this.#release(client));
     this.#sending = handler;
+    this.#lastSent.set(client, handler);
     try {
       client.dispatch(options, releasing);
     } finally {
@@ -312,7 +318,7 @@ class OriginPool {
               // from inside its own connect().
               process.nextTick(callback, null, ready);
             } else {
-              this.#open(options, this.#sending, (error, socket) => {
+              this.#open(options, this.#sending ?? this.#lastSent.get(client), (error, socket) => {
                 if (socket) this.#noteConnection(client, socket);
                 if (error) callback(error, null);
                 else callback(null, socket);

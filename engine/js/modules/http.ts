@@ -655,9 +655,16 @@ export function createHttpModule(runtime: TestRuntime) {
       if (!context) return shared;
       const vu = context.vu;
       let pools = vu.connections;
+      if (pools && runtime.noVUConnectionReuse && vu.connectionsIteration !== vu.iterationInInstance) {
+        // k6 closes a VU's idle connections when its iteration ends: a new iteration dials anew.
+        allPools.delete(pools);
+        void pools.close();
+        pools = undefined;
+      }
       if (!pools) {
         pools = new ConnectionPools(settings);
         vu.connections = pools;
+        vu.connectionsIteration = vu.iterationInInstance;
         allPools.add(pools);
       }
       return pools;
@@ -700,6 +707,8 @@ export function createHttpModule(runtime: TestRuntime) {
       }
     }
     if (userAgent) headers['User-Agent'] = runtime.userAgent;
+    // Go's DisableKeepAlives, which k6's noConnectionReuse sets: every request closes its connection.
+    if (runtime.noConnectionReuse) headers.Connection = 'close';
     const payload = encodeBody(body, headers);
     const timeoutNs = params.timeout === undefined ? undefined : parseDurationNs(params.timeout);
     const redirects = params.redirects;
