@@ -130,6 +130,7 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
     runtime.noVUConnectionReuse = options.noVUConnectionReuse;
     runtime.insecureSkipTLSVerify = options.insecureSkipTLSVerify;
     runtime.userAgent = options.userAgent;
+    runtime.hosts = options.hosts;
     registry.applyThresholds(options.thresholds);
     const tuple = ExecutionTuple.create(
       options.executionSegment ? parseSegment(options.executionSegment) : undefined,

@@ -151,3 +151,30 @@ export default async function () {
     server.close();
   }
 });
+
+test('options.hosts dials the mapped address (name or name:port) and keeps the Host header', async () => {
+  const hostsSeen: string[] = [];
+  const server = createServer((req, res) => {
+    hostsSeen.push(req.headers.host ?? '');
+    res.end('ok');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  try {
+    const run = await runScript(
+      await writeScript(`
+import http from 'k6/http';
+export const options = { iterations: 1, hosts: { 'plateau.test': '127.0.0.1', 'api.plateau.test:80': '127.0.0.1:${port}' } };
+export default async function () {
+  const a = await http.asyncRequest('GET', 'http://plateau.test:${port}/');
+  const b = await http.asyncRequest('GET', 'http://api.plateau.test/');
+  if (a.status !== 200 || b.status !== 200) throw new Error(a.status + ' ' + b.status + ' ' + a.error + ' ' + b.error);
+}`),
+    );
+    assert.equal(run.exitCode, 0, run.logs.join('\n'));
+    assert.ok(!run.logs.some((l) => l.startsWith('error')), run.logs.join('\n'));
+    assert.deepEqual(hostsSeen, [`plateau.test:${port}`, 'api.plateau.test']);
+  } finally {
+    server.close();
+  }
+});

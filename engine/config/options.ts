@@ -34,6 +34,8 @@ export interface TestOptions {
   insecureSkipTLSVerify: boolean;
   /** The User-Agent of requests that set none ('' sends none). */
   userAgent: string;
+  /** k6's `hosts`: `name` → `ip` or `name:port` → `ip:port`, dialled instead of DNS. */
+  hosts: Record<string, string>;
   /** options.tags plus --tag. */
   tags: Record<string, string>;
   setupTimeoutNs: number;
@@ -304,6 +306,7 @@ export function consolidateOptions(scriptOptions: unknown, overrides: OptionOver
     noVUConnectionReuse: raw.noVUConnectionReuse === true,
     insecureSkipTLSVerify: overrides.insecureSkipTLSVerify ?? raw.insecureSkipTLSVerify === true,
     userAgent: String(userAgent),
+    hosts: stringMap(raw.hosts, 'options.hosts'),
     tags: { ...stringMap(raw.tags, 'options.tags'), ...(overrides.tags ?? {}) },
     setupTimeoutNs: duration(raw.setupTimeout, 'options.setupTimeout', 60 * SECOND_NS),
     teardownTimeoutNs: duration(raw.teardownTimeout, 'options.teardownTimeout', 60 * SECOND_NS),

@@ -72,6 +72,8 @@ export class TestRuntime {
   insecureSkipTLSVerify = false;
   /** options.userAgent: sent by requests that set no User-Agent ('' for none). */
   userAgent = '';
+  /** options.hosts: addresses dialled instead of DNS answers. */
+  hosts: Readonly<Record<string, string>> = {};
   setupData: unknown;
   /** VUs executing an iteration now, and VUs initialized. */
   vusActive = 0;

@@ -64,6 +64,11 @@ interface PoolSettings {
    * options are known by then, not when the module is made).
    */
   insecureSkipTLSVerify?: () => boolean;
+  /**
+   * k6's `hosts` option: `name` → `ip`, or `name:port` → `ip:port`, read at each dial.
+   * The request keeps its Host header and TLS server name.
+   */
+  hosts?: () => Readonly<Record<string, string>>;
 }
 
 /**
@@ -234,10 +239,11 @@ class OriginPool {
    * (after any DNS lookup), is up, and (https) when its TLS handshake is done.
    */
   #open(
-    options: buildConnector.Options,
+    target: buildConnector.Options,
     trace: ConnectionTrace | undefined,
     callback: buildConnector.Callback,
   ): void {
+    const options = this.#mapHost(target);
     const tls = options.protocol === 'https:';
     const resolved = isIP(options.hostname) !== 0;
     if (trace && resolved) trace.onConnectStart?.();
@@ -259,6 +265,23 @@ class OriginPool {
         trace.onConnectDone?.();
       });
     }
+  }
+
+  /** `target` with k6's `hosts` applied: the address to dial, the name kept for TLS. */
+  #mapHost(target: buildConnector.Options): buildConnector.Options {
+    const hosts = this.#settings.hosts?.();
+    if (!hosts) return target;
+    const mapped = hosts[`${target.hostname}:${target.port}`] ?? hosts[target.hostname];
+    if (mapped === undefined) return target;
+    const colon = mapped.lastIndexOf(':');
+    const withPort = colon > 0 && !mapped.endsWith(']') && (isIP(mapped) === 0 || mapped.startsWith('['));
+    const address = withPort ? mapped.slice(0, colon) : mapped;
+    return {
+      ...target,
+      hostname: unbracketed(address),
+      port: withPort ? mapped.slice(colon + 1) : target.port,
+      servername: target.servername ?? (isIP(target.hostname) === 0 ? target.hostname : undefined),
+    };
   }
 
   #noteConnection(client: Client, socket: Socket): void {
@@ -340,6 +363,10 @@ class OriginPool {
       },
     );
   }
+}
+
+function unbracketed(host: string): string {
+  return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
 }
 
 /** A controller for a request that failed before it was handed to a connection. */
