@@ -131,6 +131,7 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
     runtime.insecureSkipTLSVerify = options.insecureSkipTLSVerify;
     runtime.userAgent = options.userAgent;
     runtime.hosts = options.hosts;
+    runtime.tls = options.tls;
     registry.applyThresholds(options.thresholds);
     const tuple = ExecutionTuple.create(
       options.executionSegment ? parseSegment(options.executionSegment) : undefined,

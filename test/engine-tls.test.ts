@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { runScript, writeScript } from './helpers/engine.ts';
 
 const fixtures = new URL('./fixtures/tls/', import.meta.url);
@@ -91,6 +92,50 @@ export default async function () {
       sessions >= 1 && sessions <= 8,
       `each VU's own HTTP/2 connection, as k6's per-VU transport (${sessions} sessions)`,
     );
+  } finally {
+    server.close();
+  }
+});
+
+test('tlsAuth presents a client certificate to a server that requires one; tlsVersion caps the version', async () => {
+  const cert = readFileSync(new URL('localhost-cert.pem', fixtures));
+  const key = readFileSync(new URL('localhost-key.pem', fixtures));
+  // Trusts only the fixture certificate, as a client certificate too.
+  const server = createServer(
+    { cert, key, ca: cert, requestCert: true, rejectUnauthorized: true },
+    (req, res) =>
+      res.end(`hello ${(req.socket as import('node:tls').TLSSocket).getPeerCertificate().subject?.CN}`),
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  const dir = fileURLToPath(fixtures);
+  const script = (options: string) => `
+import http from 'k6/http';
+const cert = open('${dir}localhost-cert.pem');
+const key = open('${dir}localhost-key.pem');
+export const options = { iterations: 1, insecureSkipTLSVerify: true${options} };
+export default async function () {
+  const res = await http.asyncRequest('GET', '${url}');
+  console.log('answer', res.status, res.body);
+}`;
+  try {
+    const withCert = await runScript(
+      await writeScript(
+        script(", tlsAuth: [{ domains: ['127.0.0.1'], cert, key }], tlsVersion: { max: 'tls1.2' }"),
+      ),
+    );
+    assert.equal(withCert.exitCode, 0, withCert.logs.join('\n'));
+    assert.ok(
+      withCert.logs.some((l) => l.includes('answer 200 hello localhost')),
+      withCert.logs.join('\n'),
+    );
+    const req = withCert.rows.find((r) => r.metric_name === 'http_reqs');
+    assert.equal(req?.tls_version, 'tls1.2', 'tlsVersion max tls1.2 was honoured');
+    const without = await runScript(await writeScript(script('')));
+    const refused = without.rows.find((r) => r.metric_name === 'http_reqs');
+    assert.notEqual(refused?.status, '200', 'without a client certificate the server refuses');
+    const bad = await runScript(await writeScript(script(", tlsVersion: 'tls9', tlsAuth: [{ cert: 1 }]")));
+    assert.equal(bad.exitCode, 104, 'invalid TLS options are config errors');
   } finally {
     server.close();
   }

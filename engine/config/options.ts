@@ -1,6 +1,7 @@
 // Consolidates the script's `options` with command-line overrides and validates them.
 import { type ConfigProblem, PlateauError } from '../../contract/index.ts';
 import { PLATEAU_VERSION } from '../../lib/version.ts';
+import type { TlsSettings } from '../js/modules/connection-pool.ts';
 import type { ThresholdConfig } from '../metrics/thresholds.ts';
 import { parseDurationNs } from './duration.ts';
 import type { ScenarioConfig } from './scenarios.ts';
@@ -36,6 +37,8 @@ export interface TestOptions {
   userAgent: string;
   /** k6's `hosts`: `name` → `ip` or `name:port` → `ip:port`, dialled instead of DNS. */
   hosts: Record<string, string>;
+  /** k6's tlsVersion and tlsAuth. */
+  tls: TlsSettings;
   /** options.tags plus --tag. */
   tags: Record<string, string>;
   setupTimeoutNs: number;
@@ -307,6 +310,7 @@ export function consolidateOptions(scriptOptions: unknown, overrides: OptionOver
     insecureSkipTLSVerify: overrides.insecureSkipTLSVerify ?? raw.insecureSkipTLSVerify === true,
     userAgent: String(userAgent),
     hosts: stringMap(raw.hosts, 'options.hosts'),
+    tls: tlsSettings(raw, problems),
     tags: { ...stringMap(raw.tags, 'options.tags'), ...(overrides.tags ?? {}) },
     setupTimeoutNs: duration(raw.setupTimeout, 'options.setupTimeout', 60 * SECOND_NS),
     teardownTimeoutNs: duration(raw.teardownTimeout, 'options.teardownTimeout', 60 * SECOND_NS),
@@ -317,6 +321,70 @@ export function consolidateOptions(scriptOptions: unknown, overrides: OptionOver
   };
   if (problems.length > 0) throw PlateauError.invalidConfig(problems, 'test options');
   return options;
+}
+
+/** k6's TLS version names → Node's. */
+const TLS_VERSIONS: Record<string, TlsSettings['minVersion']> = {
+  'tls1.0': 'TLSv1',
+  'tls1.1': 'TLSv1.1',
+  'tls1.2': 'TLSv1.2',
+  'tls1.3': 'TLSv1.3',
+};
+
+/** `tlsVersion` (a version, or `{ min, max }`) and `tlsAuth` (client certificates), checked. */
+function tlsSettings(raw: Record<string, unknown>, problems: ConfigProblem[]): TlsSettings {
+  const settings: TlsSettings = { auth: [] };
+  const version = (value: unknown, setting: string) => {
+    const node = TLS_VERSIONS[String(value)];
+    if (!node) {
+      problems.push({
+        setting,
+        message: `${JSON.stringify(value)} is not a TLS version the engine speaks`,
+        hint: `use one of ${Object.keys(TLS_VERSIONS).join(', ')}`,
+      });
+    }
+    return node;
+  };
+  const tlsVersion = raw.tlsVersion;
+  if (typeof tlsVersion === 'string') {
+    const only = version(tlsVersion, 'options.tlsVersion');
+    if (only) Object.assign(settings, { minVersion: only, maxVersion: only });
+  } else if (tlsVersion !== undefined && tlsVersion !== null) {
+    const { min, max } = tlsVersion as { min?: unknown; max?: unknown };
+    const minVersion = min === undefined ? undefined : version(min, 'options.tlsVersion.min');
+    const maxVersion = max === undefined ? undefined : version(max, 'options.tlsVersion.max');
+    if (minVersion) settings.minVersion = minVersion;
+    if (maxVersion) settings.maxVersion = maxVersion;
+  }
+  const auth = raw.tlsAuth;
+  if (auth === undefined || auth === null) return settings;
+  if (!Array.isArray(auth)) {
+    problems.push({
+      setting: 'options.tlsAuth',
+      message: 'is not a list',
+      hint: "use [{ domains: ['example.com'], cert: open('./cert.pem'), key: open('./key.pem') }]",
+    });
+    return settings;
+  }
+  const entries: TlsSettings['auth'][number][] = [];
+  auth.forEach((entry: { domains?: unknown; cert?: unknown; key?: unknown; password?: unknown }, i) => {
+    if (typeof entry?.cert !== 'string' || typeof entry?.key !== 'string') {
+      problems.push({
+        setting: `options.tlsAuth[${i}]`,
+        message: 'needs cert and key, each the PEM text',
+        hint: "read them in the init context: cert: open('./client.pem'), key: open('./client-key.pem')",
+      });
+      return;
+    }
+    const domains = Array.isArray(entry.domains) ? entry.domains.map(String) : [];
+    entries.push({
+      domains,
+      cert: entry.cert,
+      key: entry.key,
+      ...(typeof entry.password === 'string' ? { passphrase: entry.password } : {}),
+    });
+  });
+  return { ...settings, auth: entries };
 }
 
 /** k6's shortcut options (`vus`/`duration`/`iterations`/`stages`) as one `default` scenario. */

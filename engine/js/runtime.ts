@@ -6,6 +6,7 @@ import type { MetricRegistry } from '../metrics/registry.ts';
 import type { Output } from '../output/output.ts';
 import { currentContext, type IterationContext } from './context.ts';
 import type { Logger } from './logger.ts';
+import type { TlsSettings } from './modules/connection-pool.ts';
 
 /** How often buffered samples are handed to the outputs. */
 const OUTPUT_FLUSH_MS = 100;
@@ -74,6 +75,8 @@ export class TestRuntime {
   userAgent = '';
   /** options.hosts: addresses dialled instead of DNS answers. */
   hosts: Readonly<Record<string, string>> = {};
+  /** options.tlsVersion and tlsAuth. */
+  tls: TlsSettings = { auth: [] };
   setupData: unknown;
   /** VUs executing an iteration now, and VUs initialized. */
   vusActive = 0;

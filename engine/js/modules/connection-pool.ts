@@ -69,7 +69,19 @@ interface PoolSettings {
    * The request keeps its Host header and TLS server name.
    */
   hosts?: () => Readonly<Record<string, string>>;
+  /** k6's tlsVersion and tlsAuth, read when an https origin's first connection is opened. */
+  tls?: () => TlsSettings;
 }
+
+/** TLS settings from k6's options, in Node's terms. */
+export interface TlsSettings {
+  minVersion?: SecureVersion;
+  maxVersion?: SecureVersion;
+  /** Client certificates; one without domains applies to every host. */
+  auth: readonly { domains: readonly string[]; cert: string; key: string; passphrase?: string }[];
+}
+
+type SecureVersion = 'TLSv1' | 'TLSv1.1' | 'TLSv1.2' | 'TLSv1.3';
 
 /**
  * Every origin's connections. `dispatch` takes undici's dispatch options (with `origin`)
@@ -84,19 +96,38 @@ export class ConnectionPools {
     this.#settings = settings;
   }
 
+  /** The connector for `url`: one for plain origins, one per client certificate over TLS. */
+  #connectorFor(url: URL): Connector {
+    if (this.#settings.connector) return this.#settings.connector;
+    const base = {
+      timeout: DIAL_TIMEOUT_MS,
+      // Offer h2 over TLS, as Go's client does for k6; the server chooses.
+      allowH2: true,
+      ...(this.#settings.insecureSkipTLSVerify?.() ? { rejectUnauthorized: false } : {}),
+    };
+    const tls = url.protocol === 'https:' ? this.#settings.tls?.() : undefined;
+    if (!tls) {
+      this.#connector ??= buildConnector(base);
+      return this.#connector;
+    }
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    const auth = tls.auth.find((a) => a.domains.length === 0 || a.domains.includes(host));
+    return buildConnector({
+      ...base,
+      ...(tls.minVersion ? { minVersion: tls.minVersion } : {}),
+      ...(tls.maxVersion ? { maxVersion: tls.maxVersion } : {}),
+      ...(auth
+        ? { cert: auth.cert, key: auth.key, ...(auth.passphrase ? { passphrase: auth.passphrase } : {}) }
+        : {}),
+    });
+  }
+
   dispatch(options: Dispatcher.DispatchOptions, handler: TracedHandler): void {
     const origin = String(options.origin);
     let pool = this.#pools.get(origin);
     if (!pool) {
-      this.#connector ??=
-        this.#settings.connector ??
-        buildConnector({
-          timeout: DIAL_TIMEOUT_MS,
-          // Offer h2 over TLS, as Go's client does for k6; the server chooses.
-          allowH2: true,
-          ...(this.#settings.insecureSkipTLSVerify?.() ? { rejectUnauthorized: false } : {}),
-        });
-      pool = new OriginPool(new URL(origin), this.#connector, this.#settings);
+      const url = new URL(origin);
+      pool = new OriginPool(url, this.#connectorFor(url), this.#settings);
       this.#pools.set(origin, pool);
     }
     pool.dispatch(options, handler);

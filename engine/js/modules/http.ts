@@ -644,6 +644,7 @@ export function createHttpModule(runtime: TestRuntime) {
     keepAliveTimeoutMs: 60_000,
     insecureSkipTLSVerify: () => runtime.insecureSkipTLSVerify,
     hosts: () => runtime.hosts,
+    tls: () => runtime.tls,
   };
   // As in k6, where every VU has its own http.Transport: a VU keeps and reuses its own
   // connections, so a server sees as many as k6 would open (about one per VU in use),
