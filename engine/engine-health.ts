@@ -10,7 +10,7 @@ import type { TestRuntime } from './js/runtime.ts';
 /** Sampling interval of the event-loop delay monitor, ms; its reports include it. */
 const LAG_RESOLUTION_MS = 10;
 
-export function startHealthTicker(runtime: TestRuntime): () => void {
+export function startHealthTicker(runtime: TestRuntime, intervalMs = 1000): () => void {
   const delay = monitorEventLoopDelay({ resolution: LAG_RESOLUTION_MS });
   delay.enable();
   let lastCpu = process.cpuUsage();
@@ -29,7 +29,7 @@ export function startHealthTicker(runtime: TestRuntime): () => void {
     delay.reset();
     runtime.emitBuiltin('engine_lag_ms', Math.round(lagMs * 1000) / 1000, tags);
     runtime.emitBuiltin('engine_cpu_pct', Math.round(cpuPct * 10) / 10, tags);
-  }, 1000);
+  }, intervalMs);
   timer.unref();
   return () => {
     clearInterval(timer);

@@ -1,5 +1,6 @@
 // Runs a k6 script end to end: init, setup, scenarios, teardown, thresholds, summary.
 import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { ERROR_CODES, isPlateauError, PlateauError } from '../contract/index.ts';
 import { consolidateOptions, type OptionOverrides, type TestOptions } from './config/options.ts';
 import { startHealthTicker } from './engine-health.ts';
@@ -19,7 +20,7 @@ import { JsonOutput } from './output/json.ts';
 import type { Output } from './output/output.ts';
 import { buildSummaryData, renderTextSummary, type SummaryData, summaryExport } from './output/summary.ts';
 import { ExecutionTuple, parseSegment, parseSequence } from './schedule/execution-segment.ts';
-import { peakArrivalRate, rehearseHotPath, WARM_UP_MIN_RATE } from './warm-up.ts';
+import { peakArrivalRate, peakScenario, rehearseHotPath, WARM_UP_MIN_RATE } from './warm-up.ts';
 
 /** How often thresholds are evaluated during a run (k6: every 2 s). */
 const THRESHOLD_INTERVAL_MS = 2000;
@@ -122,34 +123,40 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
         })),
       );
     }
-    runtime.runTags = options.tags;
-    runtime.discardResponseBodies = options.discardResponseBodies;
-    runtime.maxRedirects = options.maxRedirects;
-    runtime.noCookiesReset = options.noCookiesReset;
-    runtime.noConnectionReuse = options.noConnectionReuse;
-    runtime.noVUConnectionReuse = options.noVUConnectionReuse;
-    runtime.insecureSkipTLSVerify = options.insecureSkipTLSVerify;
-    runtime.userAgent = options.userAgent;
-    runtime.hosts = options.hosts;
-    runtime.tls = options.tls;
+    runtime.applySettings(options);
     registry.applyThresholds(options.thresholds);
     const tuple = ExecutionTuple.create(
       options.executionSegment ? parseSegment(options.executionSegment) : undefined,
       options.executionSegmentSequence ? parseSequence(options.executionSegmentSequence) : undefined,
     );
-    for (const spec of config.outputs ?? []) {
-      outputs.push(
-        spec.type === 'csv' ? new CsvOutput(parseCsvConfig(spec.arg, env)) : new JsonOutput(spec.arg),
-      );
-    }
+    const makeOutputs = (fileName: (spec: OutputSpec, index: number) => string | undefined) =>
+      (config.outputs ?? []).map((spec, index): Output => {
+        const name = fileName(spec, index);
+        if (spec.type === 'json') return new JsonOutput(name ?? spec.arg);
+        const csv = parseCsvConfig(spec.arg, env);
+        // Assigned, not spread: the same object shape as the test's own (see warm-up.ts).
+        if (name) csv.fileName = name;
+        return new CsvOutput(csv);
+      });
+    outputs.push(...makeOutputs(() => undefined));
     for (const output of outputs) await output.start();
     // Before the clock starts, as k6 initializes VUs before it: warm the per-request code.
     const peakRate = tuple.scale(Math.round(peakArrivalRate(options.scenarios))); // this segment's share
     if (config.warmUp !== false && peakRate >= WARM_UP_MIN_RATE) {
-      const rehearsal = await rehearseHotPath(peakRate);
+      const rehearsal = await rehearseHotPath(peakRate, {
+        settings: options,
+        thresholds: options.thresholds,
+        scenario: peakScenario(options.scenarios),
+        // Same kinds of output, into the rehearsal's own directory; gzip where the test gzips.
+        outputs: (dir) =>
+          makeOutputs((spec, index) => {
+            const real = spec.type === 'csv' ? parseCsvConfig(spec.arg, env).fileName : spec.arg;
+            return join(dir, `${index}.${spec.type}${real.endsWith('.gz') ? '.gz' : ''}`);
+          }),
+      });
       logger.log(
         'info',
-        `warmed up: ${rehearsal.iterations} rehearsal iterations against a local sink in ${(rehearsal.ms / 1000).toFixed(1)}s (--no-warm-up skips this)`,
+        `warmed up: ${rehearsal.iterations} rehearsal iterations in ${rehearsal.rounds} rounds against a local sink in ${(rehearsal.ms / 1000).toFixed(1)}s${rehearsal.warm ? '' : ', still not keeping up: expect a slow first second'} (--no-warm-up skips this)`,
       );
     }
 

@@ -1,9 +1,47 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { existsSync, readdirSync } from 'node:fs';
+import { type AddressInfo, connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { test } from 'node:test';
-import type { ScenarioConfig } from './config/scenarios.ts';
-import { peakArrivalRate } from './warm-up.ts';
+import type { ConstantArrivalRateScenario, ScenarioConfig } from './config/scenarios.ts';
+import type { RuntimeSettings } from './js/runtime.ts';
+import { CsvOutput } from './output/csv.ts';
+import {
+  peakArrivalRate,
+  peakScenario,
+  REHEARSAL,
+  rehearseHotPath,
+  roundConfig,
+  startSink,
+  stopSink,
+} from './warm-up.ts';
 
 const base = { startTimeNs: 0, gracefulStopNs: 30e9, exec: 'default', env: {}, tags: {} };
+const car: ConstantArrivalRateScenario = {
+  ...base,
+  name: 'car',
+  executor: 'constant-arrival-rate',
+  tags: { step: 'constant' },
+  rate: 100,
+  timeUnitNs: 1e9,
+  durationNs: 30e9,
+  preAllocatedVUs: 10,
+  maxVUs: 100,
+};
+const settings: RuntimeSettings = {
+  tags: { run: 'test' },
+  discardResponseBodies: false,
+  maxRedirects: 10,
+  noCookiesReset: false,
+  noConnectionReuse: false,
+  noVUConnectionReuse: false,
+  insecureSkipTLSVerify: false,
+  userAgent: '',
+  hosts: {},
+  tls: { auth: [] },
+};
 
 test('peakArrivalRate: the highest planned rate per second over arrival-rate scenarios only', () => {
   const scenarios: ScenarioConfig[] = [
@@ -36,3 +74,108 @@ test('peakArrivalRate: the highest planned rate per second over arrival-rate sce
   assert.equal(peakArrivalRate(scenarios.slice(2)), 2500);
   assert.equal(peakArrivalRate(scenarios.slice(0, 1)), 0, 'VU-based executors plan no rate');
 });
+
+test('peakScenario: the arrival-rate scenario with the highest rate', () => {
+  const slow = { ...car, name: 'slow', rate: 10, timeUnitNs: 1e9 };
+  const fast = { ...car, name: 'fast', rate: 2, timeUnitNs: 1e6 }; // 2,000/s
+  assert.equal(peakScenario([slow, fast])?.name, 'fast');
+  assert.equal(
+    peakScenario([{ ...base, name: 'v', executor: 'constant-vus', vus: 1, durationNs: 1e9 }]),
+    undefined,
+  );
+});
+
+test('roundConfig: the test scenario, same keys in the same order, at the rehearsal rate', () => {
+  const round = roundConfig(car, 5000, REHEARSAL);
+  assert.deepEqual(Object.keys(round), Object.keys(car), 'the same object shape as the scenario');
+  assert.equal(round.executor, 'constant-arrival-rate');
+  assert.equal(round.executor === 'constant-arrival-rate' && round.rate, 5000);
+  assert.equal(round.executor === 'constant-arrival-rate' && round.durationNs, REHEARSAL.roundMs * 1e6);
+  assert.equal(round.preAllocatedVUs, REHEARSAL.vus);
+  assert.deepEqual(round.tags, car.tags, 'the scenario tags travel with it');
+
+  const ramp: ScenarioConfig = {
+    ...base,
+    name: 'steps',
+    executor: 'ramping-arrival-rate',
+    startRate: 0,
+    timeUnitNs: 1e9,
+    stages: [{ durationNs: 60e9, target: 400 }],
+    preAllocatedVUs: 5,
+    maxVUs: 50,
+  };
+  const rampRound = roundConfig(ramp, 2000, REHEARSAL);
+  assert.deepEqual(Object.keys(rampRound), Object.keys(ramp));
+  assert.ok(rampRound.executor === 'ramping-arrival-rate');
+  assert.equal(rampRound.startRate, 2000, 'a ramp rehearses at a constant rate');
+  assert.deepEqual(rampRound.stages, [{ durationNs: REHEARSAL.roundMs * 1e6, target: 2000 }]);
+  assert.deepEqual(Object.keys(rampRound.stages[0]!), Object.keys(ramp.stages[0]!));
+});
+
+test('the rehearsal sink answers every request head, pipelined or split across packets', async () => {
+  const sink = await startSink();
+  const { port } = sink.server.address() as AddressInfo;
+  const socket = connect(port, '127.0.0.1');
+  try {
+    await once(socket, 'connect');
+    let received = '';
+    socket.on('data', (chunk: Buffer) => {
+      received += chunk.toString('latin1');
+    });
+    const answers = () => received.split('HTTP/1.1 200 OK').length - 1;
+    // Two requests in one packet, then one whose blank line is split over three.
+    socket.write('GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n');
+    await waitFor(() => answers() === 2);
+    socket.write('GET /c HTTP/1.1\r\nHost: x\r');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    socket.write('\n\r');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(answers(), 2, 'no answer before the head is complete');
+    socket.write('\n');
+    await waitFor(() => answers() === 3);
+    assert.match(received, /Content-Length: 2\r\n[\s\S]*\r\n\r\nok$/);
+  } finally {
+    socket.destroy();
+    await stopSink(sink);
+  }
+});
+
+test('rehearseHotPath: runs rounds until it keeps up, writes only into its own directory', async () => {
+  const before = new Set(readdirSync(tmpdir()).filter((name) => name.startsWith('plateau-warm-up-')));
+  let made: string[] = [];
+  const limits = { ...REHEARSAL, roundMs: 200, maxRounds: 4, minRounds: 2, vus: 20 };
+  const rehearsal = await rehearseHotPath(
+    1000,
+    {
+      settings: { ...settings, userAgent: 'rehearsal-test' },
+      thresholds: { http_req_duration: ['p(95)<1000'] },
+      scenario: car,
+      outputs: (dir) => {
+        made = [join(dir, '0.csv')];
+        return [new CsvOutput({ fileName: made[0]!, saveIntervalMs: 1000, timeFormat: 'unix' })];
+      },
+    },
+    limits,
+  );
+  assert.ok(
+    rehearsal.rounds >= limits.minRounds && rehearsal.rounds <= limits.maxRounds,
+    `rounds ${rehearsal.rounds}`,
+  );
+  // 1,000/s for 200 ms is 200 starts a round, on an idle core nearly all of them.
+  assert.ok(rehearsal.iterations >= 100 * rehearsal.rounds, `iterations ${rehearsal.iterations}`);
+  assert.equal(rehearsal.warm, true);
+  assert.equal(made.length, 1, 'outputs were made in the rehearsal directory');
+  assert.equal(existsSync(dirname(made[0]!)), false, 'and removed with it');
+  const after = readdirSync(tmpdir()).filter(
+    (name) => name.startsWith('plateau-warm-up-') && !before.has(name),
+  );
+  assert.deepEqual(after, []);
+});
+
+async function waitFor(condition: () => boolean, ms = 2000): Promise<void> {
+  const until = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > until) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}

@@ -8,6 +8,20 @@ import { currentContext, type IterationContext } from './context.ts';
 import type { Logger } from './logger.ts';
 import type { TlsSettings } from './modules/connection-pool.ts';
 
+/** The options that change how requests and iterations run (a subset of TestOptions). */
+export interface RuntimeSettings {
+  tags: Tags;
+  discardResponseBodies: boolean;
+  maxRedirects: number;
+  noCookiesReset: boolean;
+  noConnectionReuse: boolean;
+  noVUConnectionReuse: boolean;
+  insecureSkipTLSVerify: boolean;
+  userAgent: string;
+  hosts: Record<string, string>;
+  tls: TlsSettings;
+}
+
 /** How often buffered samples are handed to the outputs. */
 const OUTPUT_FLUSH_MS = 100;
 /**
@@ -39,6 +53,12 @@ export type StopCause =
   | { kind: 'threshold'; message: string } // abortOnFail
   | { kind: 'signal'; message: string }; // SIGINT/SIGTERM
 
+/**
+ * k6's default: 200–399 are expected. One function for every runtime, so code optimized
+ * in the warm-up rehearsal's runtime calls the same one in the test's.
+ */
+const expectedByDefault: ResponseCallback = (status) => status >= 200 && status <= 399;
+
 /** Decides whether a response counts as expected (k6's responseCallback). */
 export type ResponseCallback = (status: number) => boolean;
 
@@ -60,7 +80,7 @@ export class TestRuntime {
   startMs: number;
   readonly rootGroup: GroupRecord = { name: '', path: '', groups: new Map(), checks: new Map() };
   readonly stopController = new AbortController();
-  responseCallback: ResponseCallback | null = (status) => status >= 200 && status <= 399;
+  responseCallback: ResponseCallback | null = expectedByDefault;
   discardResponseBodies = false;
   /** options.maxRedirects: redirects a request follows when its params do not say. */
   maxRedirects = 10;
@@ -91,6 +111,20 @@ export class TestRuntime {
   #pendingSamples = 0;
   #flushTimer: NodeJS.Timeout | undefined;
   readonly #warnedOnce = new Set<string>();
+
+  /** Takes the test's options (once they are known). */
+  applySettings(settings: RuntimeSettings): void {
+    this.runTags = settings.tags;
+    this.discardResponseBodies = settings.discardResponseBodies;
+    this.maxRedirects = settings.maxRedirects;
+    this.noCookiesReset = settings.noCookiesReset;
+    this.noConnectionReuse = settings.noConnectionReuse;
+    this.noVUConnectionReuse = settings.noVUConnectionReuse;
+    this.insecureSkipTLSVerify = settings.insecureSkipTLSVerify;
+    this.userAgent = settings.userAgent;
+    this.hosts = settings.hosts;
+    this.tls = settings.tls;
+  }
 
   constructor(options: {
     registry: MetricRegistry;
