@@ -6,7 +6,7 @@ import { consolidateOptions, type OptionOverrides, type TestOptions } from './co
 import { startHealthTicker } from './engine-health.ts';
 import { ENGINE_EXIT_CODES, ScriptError } from './errors.ts';
 import { createExecutor } from './executor/create-executor.ts';
-import { type Executor, sleepUnless, VuFactory } from './executor/executor.ts';
+import { type Executor, maxPlannedVUs, sleepUnless, VuPool } from './executor/executor.ts';
 import { Interrupt } from './executor/interrupt.ts';
 import { type IterationContext, runInContext, VirtualUser } from './js/context.ts';
 import { describe, loadScript } from './js/loader.ts';
@@ -160,6 +160,9 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
       );
     }
 
+    // k6 initializes the VUs its plan needs at once before the test clock starts.
+    const vus = new VuPool(runtime, tuple);
+    vus.initialize(maxPlannedVUs(options.scenarios, tuple));
     runtime.markStarted();
     runtime.startFlushing();
     cleanups.push(startHealthTicker(runtime));
@@ -190,7 +193,6 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
     }
 
     // Scenarios, each from its startTime, all at once.
-    const vus = new VuFactory(runtime, tuple);
     const executors: Executor[] = options.scenarios.map((scenario) =>
       createExecutor(
         { runtime, config: scenario, tuple, vus, exec: exports[scenario.exec] as (data: unknown) => unknown },

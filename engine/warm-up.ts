@@ -20,8 +20,7 @@ import type {
 } from './config/scenarios.ts';
 import { startHealthTicker } from './engine-health.ts';
 import { createExecutor } from './executor/create-executor.ts';
-import { VuFactory } from './executor/executor.ts';
-import type { VirtualUser } from './js/context.ts';
+import { VuPool } from './executor/executor.ts';
 import type { Logger } from './js/logger.ts';
 import { createHttpModule } from './js/modules/http.ts';
 import { type RuntimeSettings, TestRuntime } from './js/runtime.ts';
@@ -140,7 +139,8 @@ export async function rehearseHotPath(
   const rate = Math.max(1, Math.round(Math.min(limits.maxRate, peakRate)));
   const planned = Math.floor((rate * limits.roundMs) / 1000);
   const tuple = ExecutionTuple.create(undefined, undefined);
-  const vus = new RecyclingVus(runtime, tuple);
+  // Each round takes the VUs (and their open connections) the round before gave back.
+  const vus = new VuPool(runtime, tuple);
   const exec = async () => {
     const response = await http.module.default.asyncRequest('GET', url);
     return response.status;
@@ -155,7 +155,6 @@ export async function rehearseHotPath(
     for (const output of outputs) await output.start();
     runtime.startFlushing();
     while (rounds < limits.maxRounds && !(warm && rounds >= limits.minRounds)) {
-      vus.recycle();
       const executor = createExecutor({ runtime, config, tuple, vus, exec }, {});
       await executor.run();
       rounds++;
@@ -225,28 +224,6 @@ function walkLongSchedule(
   let last = 0;
   for (const start of starts) last = start.offsetNs;
   return last;
-}
-
-/**
- * Hands each round the VUs of the rounds before it first: with their connections open, a
- * round after the first opens none (unless it needs more VUs), as the test's steady state.
- */
-class RecyclingVus extends VuFactory {
-  readonly #made: VirtualUser[] = [];
-  #next = 0;
-
-  override create(): VirtualUser {
-    if (this.#next < this.#made.length) return this.#made[this.#next++]!;
-    const vu = super.create();
-    this.#made.push(vu);
-    this.#next++;
-    return vu;
-  }
-
-  /** The next round starts over with the VUs made so far. */
-  recycle(): void {
-    this.#next = 0;
-  }
 }
 
 const SINK_RESPONSE = Buffer.from(

@@ -174,3 +174,42 @@ export const options = { scenarios: { car: { executor: 'constant-arrival-rate', 
   assert.equal(half.exitCode, 0, half.logs.join('\n'));
   assert.ok(!half.logs.some((line) => line.includes('warmed up')), 'a segment is judged by its own share');
 });
+
+test('one VU pool for all scenarios, as in k6: a later scenario runs on the VUs an earlier one gave back', async () => {
+  const server = await startTestServer();
+  const script = await writeScript(`
+import http from 'k6/http';
+import exec from 'k6/execution';
+export const options = { scenarios: {
+  first: { executor: 'constant-vus', vus: 3, duration: '1s', gracefulStop: '0s' },
+  second: { executor: 'per-vu-iterations', vus: 3, iterations: 2, startTime: '1200ms' },
+  beside: { executor: 'shared-iterations', vus: 2, iterations: 2, startTime: '1300ms' },
+} };
+export default async function () {
+  await http.asyncRequest('GET', '${server.url}/?s=' + exec.scenario.name + '&vu=' + __VU);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+}`);
+  const run = await runScript(script);
+  assert.equal(run.exitCode, 0, run.logs.join('\n'));
+  const vusOf = (scenario: string) =>
+    [
+      ...new Set(
+        server.requests
+          .map((r) => new URL(r.url, 'http://x').searchParams)
+          .filter((q) => q.get('s') === scenario)
+          .map((q) => Number(q.get('vu'))),
+      ),
+    ].sort((a, b) => a - b);
+  // The plan needs 5 VUs at once (second and beside overlap), so 5 exist before the test.
+  // first takes VUs 1-3 and gives them back; second and beside take the free ones, oldest
+  // first (4, 5, then 1, 2, 3 in the order first returned them), as k6's pool channel does.
+  assert.deepEqual(vusOf('first'), [1, 2, 3]);
+  assert.deepEqual(vusOf('second'), [1, 4, 5], 'VUs 4, 5 and one that first gave back, not new ones');
+  assert.deepEqual(vusOf('beside'), [2, 3]);
+  const vusMax = run.rows.filter((r) => r.metric_name === 'vus_max').map((r) => Number(r.metric_value));
+  assert.ok(vusMax.length > 0);
+  assert.ok(
+    vusMax.every((v) => v === 5),
+    `vus_max is the plan's most VUs at once from the first sample: ${vusMax}`,
+  );
+});

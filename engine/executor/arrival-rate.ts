@@ -77,10 +77,18 @@ export class ArrivalRateExecutor extends ScenarioExecutor {
     this.stats.maxVUs = maxVUs;
     if (maxVUs === 0) return; // this segment has no share of the work
     const idle = new IdleVUs();
-    for (let i = 0; i < preAllocated; i++) idle.push(vus.create());
+    const acquired: VirtualUser[] = [];
+    const acquire = () => {
+      const vu = vus.acquire();
+      acquired.push(vu);
+      return vu;
+    };
+    for (let i = 0; i < preAllocated; i++) idle.push(acquire());
     let remainingUnplanned = maxVUs - preAllocated;
     let initializing = false;
     let warned = false;
+    /** Set once the scenario has given its VUs back: a VU initialized later is not taken. */
+    let ended = false;
     const interrupt = new Interrupt();
     const onStop = () => interrupt.abort();
     runtime.stopController.signal.addEventListener('abort', onStop, { once: true });
@@ -113,8 +121,8 @@ export class ArrivalRateExecutor extends ScenarioExecutor {
           initializing = true;
           remainingUnplanned--;
           setImmediate(() => {
-            idle.push(vus.create());
             initializing = false;
+            if (!ended) idle.push(acquire());
           });
         }
         return;
@@ -194,6 +202,8 @@ export class ArrivalRateExecutor extends ScenarioExecutor {
     await sleepUnless(this.regularMsLeft(), runtime.stopController.signal);
     await this.#drain(inFlight, interrupt);
     runtime.stopController.signal.removeEventListener('abort', onStop);
+    ended = true;
+    for (const vu of acquired) vus.release(vu);
   }
 
   /** Gives running iterations gracefulStop, then interrupts what is left. */

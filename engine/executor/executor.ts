@@ -1,27 +1,98 @@
 // What every executor gets from the runner, and what it gives back.
 import { performance } from 'node:perf_hooks';
-import type { ScenarioConfig } from '../config/scenarios.ts';
+import { maxDurationNs, type ScenarioConfig } from '../config/scenarios.ts';
 import { type ScenarioInfo, VirtualUser } from '../js/context.ts';
 import { nowMs, type TestRuntime } from '../js/runtime.ts';
 import type { ExecutionTuple } from '../schedule/execution-segment.ts';
 
-/** Hands out VUs with instance-wide and test-wide ids, counting them in vus_max. */
-export class VuFactory {
+/**
+ * The test's VUs, as k6 keeps them: one pool for all scenarios. The VUs the plan needs at
+ * once are initialized before the test clock starts; a scenario takes VUs when it starts
+ * (the ones returned longest ago first) and returns them when it ends, so a later scenario
+ * runs on the same VUs (same `__VU`, same connections) instead of new ones. A scenario
+ * that needs more than the pool holds initializes them (arrival-rate growth up to maxVUs).
+ * `vus_max` counts initialized VUs.
+ */
+export class VuPool {
   #next = 0;
   readonly #runtime: TestRuntime;
   readonly #tuple: ExecutionTuple;
+  #free: VirtualUser[] = [];
+  #head = 0;
 
   constructor(runtime: TestRuntime, tuple: ExecutionTuple) {
     this.#runtime = runtime;
     this.#tuple = tuple;
   }
 
-  /** Initializes one more VU (k6 runs its init context; here that is instant). */
-  create(): VirtualUser {
+  /** VUs initialized so far. */
+  get initialized(): number {
+    return this.#next;
+  }
+
+  /** Initializes VUs until `count` exist (k6 runs each one's init context; here that is instant). */
+  initialize(count: number): void {
+    while (this.#next < count) this.#free.push(this.#create());
+  }
+
+  /** A free VU, or a newly initialized one when none is free. */
+  acquire(): VirtualUser {
+    if (this.#head < this.#free.length) {
+      const vu = this.#free[this.#head]!;
+      this.#free[this.#head++] = undefined as unknown as VirtualUser;
+      if (this.#head === this.#free.length) {
+        this.#free = [];
+        this.#head = 0;
+      }
+      return vu;
+    }
+    return this.#create();
+  }
+
+  /** Gives a VU back for other scenarios. */
+  release(vu: VirtualUser): void {
+    this.#free.push(vu);
+  }
+
+  #create(): VirtualUser {
     const idInInstance = ++this.#next;
     this.#runtime.vusInitialized++;
     return new VirtualUser(idInInstance, globalVuId(this.#tuple, idInInstance));
   }
+}
+
+/** The VUs a scenario plans to use from its start: preAllocatedVUs, or its most VUs. */
+export function plannedVUs(config: ScenarioConfig, tuple: ExecutionTuple): number {
+  switch (config.executor) {
+    case 'constant-arrival-rate':
+    case 'ramping-arrival-rate':
+      return tuple.scale(config.preAllocatedVUs);
+    case 'ramping-vus':
+      return Math.max(tuple.scale(config.startVUs), ...config.stages.map((s) => tuple.scale(s.target)));
+    default:
+      return tuple.scale(config.vus);
+  }
+}
+
+/**
+ * The most VUs the scenarios plan to use at the same time, each from its startTime to the
+ * end of its graceful stop: what k6 initializes before the test starts.
+ */
+export function maxPlannedVUs(scenarios: readonly ScenarioConfig[], tuple: ExecutionTuple): number {
+  const events: { atNs: number; delta: number }[] = [];
+  for (const s of scenarios) {
+    const vus = plannedVUs(s, tuple);
+    events.push({ atNs: s.startTimeNs, delta: vus }, { atNs: s.startTimeNs + maxDurationNs(s), delta: -vus });
+  }
+  // A scenario that ends when another starts hands its VUs over: ends first.
+  events.sort((a, b) => a.atNs - b.atNs || a.delta - b.delta);
+  let now = 0;
+  let most = 0;
+  for (const event of events) {
+    now += event.delta;
+    most = Math.max(most, now);
+  }
+  return most;
 }
 
 /** The VU's id across instances: the idInInstance-th element of this segment's stripe. */
@@ -50,7 +121,7 @@ export interface ExecutorEnv {
   config: ScenarioConfig;
   /** This instance's segment within the test. */
   tuple: ExecutionTuple;
-  vus: VuFactory;
+  vus: VuPool;
   /** The scenario's exported function. */
   exec: (data: unknown) => unknown;
 }

@@ -81,7 +81,7 @@ export class VuBasedExecutor extends ScenarioExecutor {
         : [{ atNs: 0, vus: tuple.scale(config.vus) }];
     const maxVUs = Math.max(0, ...steps.map((s) => s.vus));
     this.stats.maxVUs = maxVUs;
-    const pool: VirtualUser[] = Array.from({ length: maxVUs }, () => factory.create());
+    const pool: VirtualUser[] = Array.from({ length: maxVUs }, () => factory.acquire());
     const regularEnd = new AbortController();
     const interruptAll = new Interrupt();
     const onStop = () => {
@@ -180,5 +180,6 @@ export class VuBasedExecutor extends ScenarioExecutor {
       }
     }
     runtime.stopController.signal.removeEventListener('abort', onStop);
+    for (const vu of pool) factory.release(vu);
   }
 }
