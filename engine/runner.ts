@@ -332,6 +332,8 @@ async function runLifecycle(
     vu,
     scenario: undefined,
     iterationInScenario: 0,
+    vuIterationInScenario: 0,
+    vuIterationInInstance: 0,
     iterationInTest: 0,
     group,
     interrupt,

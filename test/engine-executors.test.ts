@@ -213,3 +213,57 @@ export default async function () {
     `vus_max is the plan's most VUs at once from the first sample: ${vusMax}`,
   );
 });
+
+test('exec.vu.iterationInScenario counts each VU’s own iterations; exec.scenario.iterationInInstance the scenario’s', async () => {
+  const server = await startTestServer();
+  const script = await writeScript(`
+import http from 'k6/http';
+import exec from 'k6/execution';
+export const options = { scenarios: {
+  // a's plan ends (maxDuration, no gracefulStop) when b starts: b takes a's VUs back.
+  a: { executor: 'per-vu-iterations', vus: 2, iterations: 3, maxDuration: '1s', gracefulStop: '0s' },
+  b: { executor: 'per-vu-iterations', vus: 2, iterations: 2, startTime: '1s' },
+} };
+export default async function () {
+  const q = [exec.scenario.name, exec.vu.idInInstance, exec.vu.iterationInScenario, exec.vu.iterationInInstance, exec.scenario.iterationInInstance, __ITER];
+  await http.asyncRequest('GET', '${server.url}/?q=' + q.join(','));
+}`);
+  const run = await runScript(script);
+  assert.equal(run.exitCode, 0, run.logs.join('\n'));
+  const rows = server.requests.map((r) => {
+    const [scenario, vu, vuInScenario, vuInInstance, scenarioInInstance, iter] = new URL(
+      r.url,
+      'http://x',
+    ).searchParams
+      .get('q')!
+      .split(',');
+    return {
+      scenario,
+      vu: Number(vu),
+      vuInScenario: Number(vuInScenario),
+      vuInInstance: Number(vuInInstance),
+      scenarioInInstance: Number(scenarioInInstance),
+      iter: Number(iter),
+    };
+  });
+  const seq = (scenario: string, vu: number, key: 'vuInScenario' | 'vuInInstance') =>
+    rows
+      .filter((r) => r.scenario === scenario && r.vu === vu)
+      .map((r) => r[key])
+      .sort((x, y) => x - y);
+  for (const vu of [1, 2]) {
+    assert.deepEqual(seq('a', vu, 'vuInInstance'), [0, 1, 2], `VU ${vu} numbers its iterations from 0`);
+    assert.deepEqual(seq('a', vu, 'vuInScenario'), [0, 1, 2], `VU ${vu} counts its own iterations in a`);
+    assert.deepEqual(seq('b', vu, 'vuInScenario'), [0, 1], `and starts over in b`);
+    assert.deepEqual(seq('b', vu, 'vuInInstance'), [3, 4], 'while its count across scenarios goes on');
+  }
+  assert.ok(
+    rows.every((r) => r.iter === r.vuInInstance),
+    '__ITER is the VU’s iteration number, as exec.vu.iterationInInstance',
+  );
+  const scenarioWide = rows
+    .filter((r) => r.scenario === 'a')
+    .map((r) => r.scenarioInInstance)
+    .sort((x, y) => x - y);
+  assert.deepEqual(scenarioWide, [0, 1, 2, 3, 4, 5], 'the scenario counts all its iterations once each');
+});

@@ -27,10 +27,18 @@ export function runIteration(
   iterationInTest: number,
   interrupt: Interrupt,
 ): Promise<IterationOutcome> {
+  // k6 counts each VU's iterations per scenario; a VU runs one scenario at a time and a
+  // scenario never takes it back once it has ended, so a change of name starts over.
+  if (vu.scenarioName !== scenario.name) {
+    vu.scenarioName = scenario.name;
+    vu.iterationsInScenario = 0;
+  }
   const context: IterationContext = {
     vu,
     scenario,
     iterationInScenario,
+    vuIterationInScenario: vu.iterationsInScenario++,
+    vuIterationInInstance: vu.iterationInInstance++,
     iterationInTest,
     group: '',
     interrupt,
@@ -39,7 +47,6 @@ export function runIteration(
     pendingSleeps: 0,
     interrupted: false,
   };
-  vu.iterationInInstance++;
   runtime.vusActive++;
   const started = nowMs();
   // One promise settled by whichever comes first, the body or the interrupt: every promise

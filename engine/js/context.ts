@@ -23,6 +23,9 @@ export class VirtualUser {
   /** The VU's cookie jar, made when first needed, and the iteration it belongs to. */
   cookieJar: CookieJar | undefined = undefined;
   cookieJarIteration = 0;
+  /** The scenario this VU last ran an iteration of, and how many it has run there. */
+  scenarioName = '';
+  iterationsInScenario = 0;
 
   constructor(idInInstance: number, idInTest: number) {
     this.idInInstance = idInInstance;
@@ -48,8 +51,12 @@ export interface ScenarioInfo {
 export interface IterationContext {
   readonly vu: VirtualUser;
   readonly scenario: ScenarioInfo | undefined;
-  /** 0-based index of this iteration within its scenario on this instance. */
+  /** 0-based index of this iteration within its scenario on this instance (`exec.scenario.iterationInInstance`). */
   readonly iterationInScenario: number;
+  /** 0-based index of this iteration among this VU's in the scenario (`exec.vu.iterationInScenario`). */
+  readonly vuIterationInScenario: number;
+  /** 0-based index of this iteration among all this VU's (`exec.vu.iterationInInstance`, `__ITER`). */
+  readonly vuIterationInInstance: number;
   /** 0-based global index across instances (`exec.scenario.iterationInTest`). */
   readonly iterationInTest: number;
   /** Current group path: `''` at root, `::a::b` when nested. */

@@ -65,10 +65,10 @@ export function createExecutionModule(runtime: TestRuntime, options: () => unkno
       return inVu('VU').vu.idInTest;
     },
     get iterationInInstance() {
-      return inVu('VU').vu.iterationInInstance;
+      return inVu('VU').vuIterationInInstance;
     },
     get iterationInScenario() {
-      return inVu('VU').iterationInScenario;
+      return inVu('VU').vuIterationInScenario;
     },
     get tags() {
       return inVu('VU').vu.tags;

@@ -40,8 +40,9 @@ export function scriptGlobals(runtime: TestRuntime): ScriptGlobals {
     get vu() {
       return runtime.current()?.vu.idInInstance ?? 0;
     },
+    // k6's __ITER: this VU's iterations so far, across scenarios (exec.vu.iterationInInstance).
     get iter() {
-      return runtime.current()?.iterationInScenario ?? 0;
+      return runtime.current()?.vuIterationInInstance ?? 0;
     },
   };
 }
