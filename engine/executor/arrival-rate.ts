@@ -22,24 +22,38 @@ const IO_WAKE_OVERDUE_MS = 0.1;
  * (as in k6) that decides how many connections the target sees.
  */
 class IdleVUs {
-  #items: (VirtualUser | undefined)[] = [];
+  // A ring over one array for the executor's life: no array per refill (an emptied `[]`
+  // is born for small integers and changes shape at its first VU, throwing away the
+  // optimized code of every caller), and no garbage per start.
+  #ring: (VirtualUser | undefined)[];
   #head = 0;
+  #size = 0;
+
+  constructor(capacity: number) {
+    this.#ring = new Array<VirtualUser | undefined>(Math.max(1, capacity)).fill(undefined);
+  }
 
   push(vu: VirtualUser): void {
-    this.#items.push(vu);
+    const capacity = this.#ring.length;
+    if (this.#size === capacity) {
+      // More VUs than planned (cannot happen while maxVUs bounds them): grow, in order.
+      const ring = new Array<VirtualUser | undefined>(capacity * 2).fill(undefined);
+      for (let i = 0; i < capacity; i++) ring[i] = this.#ring[(this.#head + i) % capacity];
+      this.#ring = ring;
+      this.#head = 0;
+    }
+    // Modulo rather than a wrap-around branch: a branch the rehearsal never takes (its ring
+    // is larger) would be thrown away, optimized code and all, the first time the test does.
+    this.#ring[(this.#head + this.#size) % this.#ring.length] = vu;
+    this.#size++;
   }
 
   take(): VirtualUser | undefined {
-    if (this.#head === this.#items.length) return undefined;
-    const vu = this.#items[this.#head];
-    this.#items[this.#head++] = undefined;
-    if (this.#head === this.#items.length) {
-      this.#items = [];
-      this.#head = 0;
-    } else if (this.#head >= 1024 && this.#head * 2 >= this.#items.length) {
-      this.#items = this.#items.slice(this.#head);
-      this.#head = 0;
-    }
+    if (this.#size === 0) return undefined;
+    const vu = this.#ring[this.#head];
+    this.#ring[this.#head] = undefined;
+    this.#head = (this.#head + 1) % this.#ring.length;
+    this.#size--;
     return vu;
   }
 }
@@ -76,7 +90,7 @@ export class ArrivalRateExecutor extends ScenarioExecutor {
     const preAllocated = tuple.scale(config.preAllocatedVUs);
     this.stats.maxVUs = maxVUs;
     if (maxVUs === 0) return; // this segment has no share of the work
-    const idle = new IdleVUs();
+    const idle = new IdleVUs(maxVUs);
     const acquired: VirtualUser[] = [];
     const acquire = () => {
       const vu = vus.acquire();
@@ -90,8 +104,15 @@ export class ArrivalRateExecutor extends ScenarioExecutor {
     /** Set once the scenario has given its VUs back: a VU initialized later is not taken. */
     let ended = false;
     const interrupt = new Interrupt();
-    const onStop = () => interrupt.abort();
+    // The test was stopped (signal, abort, threshold): a flag the dispatch loop reads, not
+    // the runtime's AbortSignal, whose shape depends on who listens to it.
+    let stopped = false;
+    const onStop = () => {
+      stopped = true;
+      interrupt.abort();
+    };
     runtime.stopController.signal.addEventListener('abort', onStop, { once: true });
+    if (runtime.stopController.signal.aborted) onStop();
     const inFlight = new Set<Promise<unknown>>();
     const droppedTags = { ...runtime.runTags, scenario: this.name };
     let iterationInScenario = 0;
@@ -155,7 +176,6 @@ export class ArrivalRateExecutor extends ScenarioExecutor {
     // rates the loop turns far more often than once a millisecond, so starts that fell due
     // meanwhile go out at once instead of waiting for the timer.
     await new Promise<void>((resolve) => {
-      const stopSignal = runtime.stopController.signal;
       let timer: NodeJS.Timeout | undefined;
       let timerDue = Number.POSITIVE_INFINITY;
       let immediate: NodeJS.Immediate | undefined;
@@ -170,7 +190,7 @@ export class ArrivalRateExecutor extends ScenarioExecutor {
       const tick = () => {
         immediate = undefined;
         if (finished) return;
-        if (stopSignal.aborted) return finish();
+        if (stopped) return finish();
         const now = monotonicMs();
         const elapsedNs = (now - origin) * 1e6;
         while (!next.done && next.value.offsetNs <= elapsedNs) {

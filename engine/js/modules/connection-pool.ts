@@ -55,7 +55,7 @@ interface Waiting {
 }
 
 /** Settings every connection shares. */
-interface PoolSettings {
+export interface PoolSettings {
   keepAliveTimeoutMs: number;
   /** Opens sockets; undici's connector with a 10 s timeout unless given (tests slow it down). */
   connector?: Connector;

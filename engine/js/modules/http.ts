@@ -8,7 +8,12 @@ import { type BuiltinMetricName, HTTP_TIMING_METRICS } from '../../metrics/built
 import type { Metric } from '../../metrics/metric.ts';
 import type { IterationContext } from '../context.ts';
 import { nowMs, type ResponseCallback, type TestRuntime } from '../runtime.ts';
-import { type ConnectionInfo, ConnectionPools, type TracedHandler } from './connection-pool.ts';
+import {
+  type ConnectionInfo,
+  ConnectionPools,
+  type PoolSettings,
+  type TracedHandler,
+} from './connection-pool.ts';
 import {
   CookieJar,
   cookieHeader,
@@ -166,9 +171,52 @@ const ZERO_TIMINGS: Timings = {
  * duration = sending + waiting + receiving.
  */
 /** Where requests go: the connections of the VU that sends them, and the timeouts of requests in flight. */
-interface Transport {
-  agentFor(context: IterationContext | undefined): ConnectionPools;
-  timeouts: RequestTimeouts;
+/**
+ * Where requests go: the connections of the VU that sends them, and the timeouts of
+ * requests in flight. As in k6, where every VU has its own http.Transport, a VU keeps and
+ * reuses its own connections, so a server sees as many as k6 would open (about one per VU
+ * in use), which matters behind a load balancer that spreads connections. Code outside any
+ * VU (none in k6) shares one set. A class, not an object literal per module: its methods
+ * are one function for every run, so code optimized in the warm-up rehearsal calls the
+ * same function in the test.
+ */
+class Transport {
+  readonly timeouts = new RequestTimeouts(nowMs);
+  readonly #runtime: TestRuntime;
+  readonly #settings: PoolSettings;
+  readonly #shared: ConnectionPools;
+  readonly #all: Set<ConnectionPools>;
+
+  constructor(runtime: TestRuntime, settings: PoolSettings) {
+    this.#runtime = runtime;
+    this.#settings = settings;
+    this.#shared = new ConnectionPools(settings);
+    this.#all = new Set([this.#shared]);
+  }
+
+  agentFor(context: IterationContext | undefined): ConnectionPools {
+    if (!context) return this.#shared;
+    const vu = context.vu;
+    let pools = vu.connections;
+    if (pools && this.#runtime.noVUConnectionReuse && vu.connectionsIteration !== vu.iterationInInstance) {
+      // k6 closes a VU's idle connections when its iteration ends: a new iteration dials anew.
+      this.#all.delete(pools);
+      void pools.close();
+      pools = undefined;
+    }
+    if (!pools) {
+      pools = new ConnectionPools(this.#settings);
+      vu.connections = pools;
+      vu.connectionsIteration = vu.iterationInInstance;
+      this.#all.add(pools);
+    }
+    return pools;
+  }
+
+  /** Closes every connection this transport opened. */
+  close(): Promise<void> {
+    return Promise.all([...this.#all].map((pools) => pools.close())).then(() => undefined);
+  }
 }
 
 class InFlightRequest implements TracedHandler, Expiring {
@@ -646,33 +694,7 @@ export function createHttpModule(runtime: TestRuntime) {
     hosts: () => runtime.hosts,
     tls: () => runtime.tls,
   };
-  // As in k6, where every VU has its own http.Transport: a VU keeps and reuses its own
-  // connections, so a server sees as many as k6 would open (about one per VU in use),
-  // which matters behind a load balancer that spreads connections. Code outside any VU
-  // (none in k6) shares one set.
-  const shared = new ConnectionPools(settings);
-  const allPools = new Set<ConnectionPools>([shared]);
-  const transport: Transport = {
-    agentFor(context) {
-      if (!context) return shared;
-      const vu = context.vu;
-      let pools = vu.connections;
-      if (pools && runtime.noVUConnectionReuse && vu.connectionsIteration !== vu.iterationInInstance) {
-        // k6 closes a VU's idle connections when its iteration ends: a new iteration dials anew.
-        allPools.delete(pools);
-        void pools.close();
-        pools = undefined;
-      }
-      if (!pools) {
-        pools = new ConnectionPools(settings);
-        vu.connections = pools;
-        vu.connectionsIteration = vu.iterationInInstance;
-        allPools.add(pools);
-      }
-      return pools;
-    },
-    timeouts: new RequestTimeouts(nowMs),
-  };
+  const transport = new Transport(runtime, settings);
   const metrics = requestMetrics(runtime);
 
   function asyncRequest(
@@ -797,7 +819,7 @@ export function createHttpModule(runtime: TestRuntime) {
     module: { default: exports, ...exports },
     close: () => {
       transport.timeouts.clear();
-      return Promise.all([...allPools].map((pools) => pools.close())).then(() => undefined);
+      return transport.close();
     },
   };
 }
