@@ -20,7 +20,13 @@ import { JsonOutput } from './output/json.ts';
 import type { Output } from './output/output.ts';
 import { buildSummaryData, renderTextSummary, type SummaryData, summaryExport } from './output/summary.ts';
 import { ExecutionTuple, parseSegment, parseSequence } from './schedule/execution-segment.ts';
-import { peakArrivalRate, peakScenario, rehearseHotPath, WARM_UP_MIN_RATE } from './warm-up.ts';
+import {
+  coldStartWarnings,
+  peakArrivalRate,
+  peakScenario,
+  rehearseHotPath,
+  WARM_UP_MIN_RATE,
+} from './warm-up.ts';
 
 /** How often thresholds are evaluated during a run (k6: every 2 s). */
 const THRESHOLD_INTERVAL_MS = 2000;
@@ -140,6 +146,7 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
       });
     outputs.push(...makeOutputs(() => undefined));
     for (const output of outputs) await output.start();
+    for (const warning of coldStartWarnings(options.scenarios, tuple)) logger.log('warning', warning);
     // Before the clock starts, as k6 initializes VUs before it: warm the per-request code.
     const peakRate = tuple.scale(Math.round(peakArrivalRate(options.scenarios))); // this segment's share
     if (config.warmUp !== false && peakRate >= WARM_UP_MIN_RATE) {

@@ -8,7 +8,10 @@ import { test } from 'node:test';
 import type { ConstantArrivalRateScenario, ScenarioConfig } from './config/scenarios.ts';
 import type { RuntimeSettings } from './js/runtime.ts';
 import { CsvOutput } from './output/csv.ts';
+import { ExecutionTuple, parseSegment, parseSequence } from './schedule/execution-segment.ts';
 import {
+  coldStartWarnings,
+  earlyRate,
   peakArrivalRate,
   peakScenario,
   REHEARSAL,
@@ -179,3 +182,42 @@ async function waitFor(condition: () => boolean, ms = 2000): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
+
+test('earlyRate and coldStartWarnings: a scenario at full rate from its start, above 5,000/s per process', () => {
+  const fast: ConstantArrivalRateScenario = { ...car, name: 'fast', rate: 10_000, maxVUs: 800 };
+  assert.equal(earlyRate(fast, ExecutionTuple.create()), 10_000);
+  const half = ExecutionTuple.create(parseSegment('0:1/2'), parseSequence('0,1/2,1'));
+  assert.equal(earlyRate(fast, half), 5000, 'a segment carries its share');
+  const ramp = (rampNs: number): ScenarioConfig => ({
+    ...base,
+    name: 'ramp',
+    executor: 'ramping-arrival-rate',
+    startRate: 0,
+    timeUnitNs: 1e9,
+    stages: [
+      { durationNs: rampNs, target: 10_000 },
+      { durationNs: 10e9, target: 10_000 },
+    ],
+    preAllocatedVUs: 200,
+    maxVUs: 800,
+  });
+  assert.equal(earlyRate(ramp(1e9), ExecutionTuple.create()), 1000, 'a 1 s ramp is at a tenth after 100 ms');
+  assert.equal(earlyRate(ramp(0), ExecutionTuple.create()), 10_000, "k6's instant jump is a cold start");
+  assert.equal(
+    earlyRate(
+      { ...base, name: 'v', executor: 'constant-vus', vus: 1, durationNs: 1e9 },
+      ExecutionTuple.create(),
+    ),
+    0,
+  );
+
+  const warnings = coldStartWarnings(
+    [fast, ramp(1e9), { ...fast, name: 'slow', rate: 5000 }],
+    ExecutionTuple.create(),
+  );
+  assert.equal(warnings.length, 1, '5,000/s is within what starts cleanly');
+  assert.match(warnings[0]!, /scenario "fast" is at 10,000 iterations\/s/);
+  assert.match(warnings[0]!, /ramp of about a second/);
+  assert.match(warnings[0]!, /--execution-segment/);
+  assert.deepEqual(coldStartWarnings([fast], half), [], 'half of 10,000/s per process is fine');
+});

@@ -87,6 +87,49 @@ export function peakScenario(scenarios: readonly ScenarioConfig[]): ScenarioConf
   return best;
 }
 
+/**
+ * Above this rate per process (iterations/s), a scenario that is at full rate from its
+ * first moment drops starts while its VUs open their connections: each VU's first start
+ * opens one (as in k6), and a Node connection costs more CPU than the time between starts.
+ * 5,000/s started cold with none dropped in every measured run; 10,000/s dropped ~500
+ * (docs/engine.md, "How it keeps time").
+ */
+export const COLD_START_WARN_RATE = 5000;
+
+/** The rate (iterations/s) a scenario plans 100 ms after its start, this process's share. */
+export function earlyRate(s: ScenarioConfig, tuple: ExecutionTuple): number {
+  if (s.executor !== 'constant-arrival-rate' && s.executor !== 'ramping-arrival-rate') return 0;
+  const share = s.maxVUs > 0 ? tuple.scale(s.maxVUs) / s.maxVUs : 0;
+  const perSecond = 1e9 / s.timeUnitNs;
+  if (s.executor === 'constant-arrival-rate') return s.rate * perSecond * share;
+  // The ramp's rate at 100 ms: through its stages, linearly within each.
+  const atNs = 100e6;
+  let from = s.startRate;
+  let stageStart = 0;
+  for (const stage of s.stages) {
+    if (stageStart + stage.durationNs > atNs) {
+      const into = (atNs - stageStart) / stage.durationNs;
+      return (from + (stage.target - from) * into) * perSecond * share;
+    }
+    from = stage.target;
+    stageStart += stage.durationNs;
+  }
+  return from * perSecond * share;
+}
+
+/** Warnings for scenarios that start above COLD_START_WARN_RATE, with what to do. */
+export function coldStartWarnings(scenarios: readonly ScenarioConfig[], tuple: ExecutionTuple): string[] {
+  return scenarios
+    .filter((s) => earlyRate(s, tuple) > COLD_START_WARN_RATE)
+    .map(
+      (s) =>
+        `scenario "${s.name}" is at ${Math.round(earlyRate(s, tuple)).toLocaleString('en-US')} iterations/s within 100 ms of its start: ` +
+        `its VUs all open their connections at once, and above ~${COLD_START_WARN_RATE.toLocaleString('en-US')}/s per process the engine drops starts ` +
+        'while they do (docs/engine.md, "How it keeps time"). Reach the rate by a ramp of about a second ' +
+        '(ramping-arrival-rate), or split the load over processes with --execution-segment',
+    );
+}
+
 const silent: Logger = { log: () => undefined };
 
 /**

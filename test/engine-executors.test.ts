@@ -267,3 +267,21 @@ export default async function () {
     .sort((x, y) => x - y);
   assert.deepEqual(scenarioWide, [0, 1, 2, 3, 4, 5], 'the scenario counts all its iterations once each');
 });
+
+test('a scenario at more than 5,000/s from its first moment is warned about before the clock, with the fix', async () => {
+  // Each iteration aborts the test: the warning comes before the clock, so no load is needed.
+  const script = await writeScript(`
+import exec from 'k6/execution';
+export const options = { scenarios: {
+  cold: { executor: 'constant-arrival-rate', rate: 8000, duration: '5s', preAllocatedVUs: 20, maxVUs: 20 },
+  ramped: { executor: 'ramping-arrival-rate', startRate: 0, stages: [{ duration: '1s', target: 8000 }], preAllocatedVUs: 20, maxVUs: 20 },
+} };
+export default function () { exec.test.abort('enough'); }`);
+  const run = await runScript(script, { warmUp: false });
+  assert.equal(run.exitCode, 108, run.logs.join('\n'));
+  const warnings = run.logs.filter(
+    (line) => line.startsWith('warning') && line.includes('within 100 ms of its start'),
+  );
+  assert.equal(warnings.length, 1, run.logs.join('\n'));
+  assert.match(warnings[0]!, /scenario "cold" is at 8,000 iterations\/s/);
+});
