@@ -17,12 +17,13 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { engineNodeFlags } from '../engine/node-flags.ts';
 import {
+  engineRunArgs,
   measured,
   BENCH_ROOT as root,
   startTarget,
   stats,
+  warmTarget,
   writeConstantRateScript,
 } from './lib/load-bench.ts';
 
@@ -40,42 +41,22 @@ const results: Record<string, unknown>[] = [];
 /** One engine run at `rate` for `runSeconds`: its CPU, the target's view, and drops. */
 async function engineRun(rate: number, runSeconds: number) {
   const exported = join(dir, `summary-${rate}-${runSeconds}.json`);
-  const engine = await measured(0, process.execPath, [
-    ...engineNodeFlags(),
-    join(root, 'bin/plateau.js'),
-    'engine',
-    'run',
-    script,
-    '-q',
-    '--out',
-    `csv=${join(dir, `out-${rate}-${runSeconds}.csv.gz`)}`,
-    '--summary-export',
-    exported,
-    '-e',
-    `RATE=${rate}`,
-    '-e',
-    `DURATION=${runSeconds}s`,
-    '-e',
-    `TARGET=${target.url}`,
-    '-e',
-    `VUS=${Math.max(10, rate / 50)}`,
-  ]);
+  const engine = await measured(
+    0,
+    process.execPath,
+    engineRunArgs(
+      script,
+      { csv: join(dir, `out-${rate}-${runSeconds}.csv.gz`), summary: exported },
+      { RATE: rate, DURATION: `${runSeconds}s`, TARGET: target.url, VUS: Math.max(10, rate / 50) },
+    ),
+  );
   const summary = JSON.parse(await readFile(exported, 'utf8'));
   const seen = await stats(target.url, rate, rate * runSeconds);
   return { cpuUs: engine.cpuUs, seen, dropped: summary.metrics.dropped_iterations?.count ?? 0 };
 }
 
 try {
-  // A real service is warm when it is measured: give the target a second of traffic.
-  await measured(0, process.execPath, [
-    join(root, 'node_modules/autocannon/autocannon.js'),
-    '-d',
-    '1',
-    '-c',
-    '50',
-    `${target.url}/`,
-  ]);
-  await fetch(`${target.url}/__reset`);
+  await warmTarget(target.url);
   for (const rate of rates) {
     const planned = rate * seconds;
     const short = await engineRun(rate, SHORT_SECONDS);

@@ -14,10 +14,9 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { engineNodeFlags } from '../engine/node-flags.ts';
 import { rampingArrivalRateStarts } from '../engine/schedule/arrival-rate-schedule.ts';
 import { ExecutionTuple } from '../engine/schedule/execution-segment.ts';
-import { measured, BENCH_ROOT as root, startTarget } from './lib/load-bench.ts';
+import { engineRunArgs, measured, startTarget, warmTarget } from './lib/load-bench.ts';
 
 const rate = Number(process.argv[2] ?? 10_000);
 const rampsMs = (process.argv[3] ?? '0,250,1000').split(',').map(Number);
@@ -57,34 +56,20 @@ const script = join(dir, 'rar.js');
 await writeFile(script, SCRIPT);
 const results: Record<string, unknown>[] = [];
 try {
-  // A real service is warm when it is measured: give the target a second of traffic.
-  await measured(0, process.execPath, [
-    join(root, 'node_modules/autocannon/autocannon.js'),
-    '-d',
-    '1',
-    '-c',
-    '50',
-    `${target.url}/`,
-  ]);
-  await fetch(`${target.url}/__reset`);
+  await warmTarget(target.url);
   for (let run = 0; run < runs; run++) {
     for (const rampMs of rampsMs) {
       const planned = plan(rampMs);
       const exported = join(dir, `summary-${rampMs}.json`);
-      await measured(0, process.execPath, [
-        ...engineNodeFlags(),
-        join(root, 'bin/plateau.js'),
-        'engine',
-        'run',
-        script,
-        '-q',
-        '--out',
-        `csv=${join(dir, `out-${rampMs}.csv.gz`)}`,
-        '--summary-export',
-        exported,
-        ...['-e', `RATE=${rate}`, '-e', `RAMP=${rampMs}ms`, '-e', `HOLD=${holdS}s`],
-        ...['-e', `VUS=${vus}`, '-e', `TARGET=${target.url}`],
-      ]);
+      await measured(
+        0,
+        process.execPath,
+        engineRunArgs(
+          script,
+          { csv: join(dir, `out-${rampMs}.csv.gz`), summary: exported },
+          { RATE: rate, RAMP: `${rampMs}ms`, HOLD: `${holdS}s`, VUS: vus, TARGET: target.url },
+        ),
+      );
       const summary = JSON.parse(await readFile(exported, 'utf8'));
       const seen = (await (await fetch(`${target.url}/__stats`)).json()) as {
         count: number;

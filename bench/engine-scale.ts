@@ -12,8 +12,14 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { engineNodeFlags } from '../engine/node-flags.ts';
-import { BENCH_ROOT, measured, startTarget, stats, writeConstantRateScript } from './lib/load-bench.ts';
+import {
+  engineRunArgs,
+  measured,
+  startTarget,
+  stats,
+  warmTarget,
+  writeConstantRateScript,
+} from './lib/load-bench.ts';
 
 const rate = Number(process.argv[2] ?? 5000);
 const seconds = Number(process.argv[3] ?? 10);
@@ -24,51 +30,31 @@ await writeConstantRateScript(script);
 /** One engine process on `core` running `segment` (or the whole test) at the test's `totalRate`. */
 async function engineProcess(core: number, url: string, totalRate: number, source: number, segment?: string) {
   const exported = join(dir, `summary-${totalRate}-${source}.json`);
-  const run = await measured(core, process.execPath, [
-    ...engineNodeFlags(),
-    join(BENCH_ROOT, 'bin/plateau.js'),
-    'engine',
-    'run',
-    script,
-    '-q',
-    '--out',
-    `csv=${join(dir, `out-${totalRate}-${source}.csv.gz`)}`,
-    '--summary-export',
-    exported,
-    ...(segment ? ['--execution-segment', segment, '--execution-segment-sequence', '0,1/2,1'] : []),
-    '-e',
-    `RATE=${totalRate}`,
-    '-e',
-    `DURATION=${seconds}s`,
-    '-e',
-    `TARGET=${url}`,
-    '-e',
-    `VUS=${Math.max(10, totalRate / 50)}`,
-    '-e',
-    `SOURCE=${source}`,
-  ]);
+  const run = await measured(
+    core,
+    process.execPath,
+    engineRunArgs(
+      script,
+      { csv: join(dir, `out-${totalRate}-${source}.csv.gz`), summary: exported },
+      {
+        RATE: totalRate,
+        DURATION: `${seconds}s`,
+        TARGET: url,
+        VUS: Math.max(10, totalRate / 50),
+        SOURCE: source,
+      },
+      segment ? ['--execution-segment', segment, '--execution-segment-sequence', '0,1/2,1'] : [],
+    ),
+  );
   const summary = JSON.parse(await readFile(exported, 'utf8'));
   return { cpuUs: run.cpuUs, dropped: (summary.metrics.dropped_iterations?.count as number) ?? 0 };
-}
-
-/** A second of traffic so that the target is warm, as a real service would be. */
-async function warm(url: string): Promise<void> {
-  await measured('0,1', process.execPath, [
-    join(BENCH_ROOT, 'node_modules/autocannon/autocannon.js'),
-    '-d',
-    '1',
-    '-c',
-    '50',
-    `${url}/`,
-  ]);
-  await fetch(`${url}/__reset`);
 }
 
 const results: Record<string, unknown>[] = [];
 try {
   const pinned = await startTarget('1');
   try {
-    await warm(pinned.url);
+    await warmTarget(pinned.url, '0,1');
     const one = await engineProcess(0, pinned.url, rate, 0);
     const seen = await stats(pinned.url, rate, rate * seconds);
     results.push({ processes: 1, rate, ...seen, dropped: one.dropped, cpuMs: Math.round(one.cpuUs / 1000) });
@@ -77,7 +63,7 @@ try {
   }
   const shared = await startTarget('0,1');
   try {
-    await warm(shared.url);
+    await warmTarget(shared.url, '0,1');
     const total = rate * 2;
     const [a, b] = await Promise.all([
       engineProcess(0, shared.url, total, 0, '0:1/2'),

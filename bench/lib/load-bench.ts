@@ -1,10 +1,12 @@
 // What the load benchmarks share: a pinned trivial target, CPU accounting from /proc, and
 // the arrival statistics that judge a generator from the target's side.
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { engineNodeFlags } from '../../engine/node-flags.ts';
 
 /** The repository root. */
 export const BENCH_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -42,6 +44,49 @@ export async function measured(
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
   clearInterval(timer);
   return { cpuUs: last, stdout, code };
+}
+
+/**
+ * A second of autocannon traffic from `core` so that the target is warm, as a real service
+ * would be when it is measured; then its counters are reset.
+ */
+export async function warmTarget(url: string, core: number | string = 0): Promise<void> {
+  await measured(core, process.execPath, [
+    join(BENCH_ROOT, 'node_modules/autocannon/autocannon.js'),
+    '-d',
+    '1',
+    '-c',
+    '50',
+    `${url}/`,
+  ]);
+  await fetch(`${url}/__reset`);
+}
+
+/**
+ * The command line of an engine run as the benchmarks make it: the engine's Node flags,
+ * quiet, a gzipped CSV and a summary export (as in a real study), `extra` flags, and `env`
+ * as `-e K=V`.
+ */
+export function engineRunArgs(
+  script: string,
+  files: { csv: string; summary: string },
+  env: Record<string, string | number>,
+  extra: string[] = [],
+): string[] {
+  return [
+    ...engineNodeFlags(),
+    join(BENCH_ROOT, 'bin/plateau.js'),
+    'engine',
+    'run',
+    script,
+    '-q',
+    '--out',
+    `csv=${files.csv}`,
+    '--summary-export',
+    files.summary,
+    ...extra,
+    ...Object.entries(env).flatMap(([key, value]) => ['-e', `${key}=${value}`]),
+  ];
 }
 
 /** Starts bench/lib/target-server.mjs pinned to `cores`. */

@@ -1,5 +1,6 @@
 // What every executor gets from the runner, and what it gives back.
 import { performance } from 'node:perf_hooks';
+import { Fifo } from '../../lib/fifo.ts';
 import { maxDurationNs, type ScenarioConfig } from '../config/scenarios.ts';
 import { type ScenarioInfo, VirtualUser } from '../js/context.ts';
 import { nowMs, type TestRuntime } from '../js/runtime.ts';
@@ -17,8 +18,7 @@ export class VuPool {
   #next = 0;
   readonly #runtime: TestRuntime;
   readonly #tuple: ExecutionTuple;
-  #free: VirtualUser[] = [];
-  #head = 0;
+  readonly #free = new Fifo<VirtualUser>();
 
   constructor(runtime: TestRuntime, tuple: ExecutionTuple) {
     this.#runtime = runtime;
@@ -37,16 +37,7 @@ export class VuPool {
 
   /** A free VU, or a newly initialized one when none is free. */
   acquire(): VirtualUser {
-    if (this.#head < this.#free.length) {
-      const vu = this.#free[this.#head]!;
-      this.#free[this.#head++] = undefined as unknown as VirtualUser;
-      if (this.#head === this.#free.length) {
-        this.#free = [];
-        this.#head = 0;
-      }
-      return vu;
-    }
-    return this.#create();
+    return this.#free.shift() ?? this.#create();
   }
 
   /** Gives a VU back for other scenarios. */

@@ -1,5 +1,6 @@
 // The state one test run shares between the engine, its executors and the k6 modules.
 import { performance } from 'node:perf_hooks';
+import type { TestOptions } from '../config/options.ts';
 import type { BuiltinMetricName } from '../metrics/builtin.ts';
 import type { Metric, SampleContainer, Tags } from '../metrics/metric.ts';
 import type { MetricRegistry } from '../metrics/registry.ts';
@@ -8,19 +9,20 @@ import { currentContext, type IterationContext } from './context.ts';
 import type { Logger } from './logger.ts';
 import type { TlsSettings } from './modules/connection-pool.ts';
 
-/** The options that change how requests and iterations run (a subset of TestOptions). */
-export interface RuntimeSettings {
-  tags: Tags;
-  discardResponseBodies: boolean;
-  maxRedirects: number;
-  noCookiesReset: boolean;
-  noConnectionReuse: boolean;
-  noVUConnectionReuse: boolean;
-  insecureSkipTLSVerify: boolean;
-  userAgent: string;
-  hosts: Record<string, string>;
-  tls: TlsSettings;
-}
+/** The options that change how requests and iterations run. */
+export type RuntimeSettings = Pick<
+  TestOptions,
+  | 'tags'
+  | 'discardResponseBodies'
+  | 'maxRedirects'
+  | 'noCookiesReset'
+  | 'noConnectionReuse'
+  | 'noVUConnectionReuse'
+  | 'insecureSkipTLSVerify'
+  | 'userAgent'
+  | 'hosts'
+  | 'tls'
+>;
 
 /** How often buffered samples are handed to the outputs. */
 const OUTPUT_FLUSH_MS = 100;

@@ -12,6 +12,7 @@
 import { isIP, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { buildConnector, Client, type Dispatcher } from 'undici';
+import { Fifo } from '../../../lib/fifo.ts';
 
 /** Connect timeout, as Go's default dialer in k6 (dial errors then carry code 1211). */
 const DIAL_TIMEOUT_MS = 10_000;
@@ -161,9 +162,8 @@ class OriginPool {
   readonly #unclaimed = new Set<Socket>();
   /** Connected clients with no request in flight; the most recently used last. */
   readonly #idle: Client[] = [];
-  /** Requests waiting for a connection, oldest first (head index avoids shift()). */
-  #waiting: Waiting[] = [];
-  #head = 0;
+  /** Requests waiting for a connection, oldest first. */
+  readonly #waiting = new Fifo<Waiting>();
   #dialing = 0;
   #closed = false;
   /** Each https client's TLS version and protocol, for the tls_version and proto tags. */
@@ -207,7 +207,7 @@ class OriginPool {
     this.#waiting.push({ options, handler });
     // Like Go: one dial per request left waiting, traced to it; whichever connection is
     // ready first wins.
-    if (this.#dialing < this.#waitingCount()) this.#dial(handler);
+    if (this.#dialing < this.#waiting.size) this.#dial(handler);
   }
 
   async close(): Promise<void> {
@@ -215,21 +215,6 @@ class OriginPool {
     for (const socket of this.#unclaimed) socket.destroy();
     this.#unclaimed.clear();
     await Promise.all([...this.#clients].map((client) => client.close().catch(() => undefined)));
-  }
-
-  #waitingCount(): number {
-    return this.#waiting.length - this.#head;
-  }
-
-  #nextWaiting(): Waiting | undefined {
-    if (this.#head === this.#waiting.length) return undefined;
-    const next = this.#waiting[this.#head]!;
-    this.#waiting[this.#head++] = undefined as unknown as Waiting;
-    if (this.#head === this.#waiting.length) {
-      this.#waiting = [];
-      this.#head = 0;
-    }
-    return next;
   }
 
   #send(client: Client, options: Dispatcher.DispatchOptions, handler: TracedHandler): void {
@@ -260,7 +245,7 @@ class OriginPool {
       this.#clients.delete(client);
       return;
     }
-    const next = this.#nextWaiting();
+    const next = this.#waiting.shift();
     if (next) queueMicrotask(() => this.#send(client, next.options, next.handler));
     else this.#idle.push(client);
   }
@@ -339,7 +324,7 @@ class OriginPool {
           socket?.destroy();
           // A failed dial fails the oldest waiting request, as a failed dial fails its
           // request in Go; after close() nothing is sent any more.
-          const next = this.#nextWaiting();
+          const next = this.#waiting.shift();
           next?.handler.onResponseError?.(abortOnly(), error ?? new Error('the connection pool is closed'));
           return;
         }
@@ -385,7 +370,7 @@ class OriginPool {
         if (h2) {
           this.#h2 = client;
           // Everything waiting goes to it now; later requests go straight to it.
-          for (let next = this.#nextWaiting(); next; next = this.#nextWaiting()) {
+          for (let next = this.#waiting.shift(); next; next = this.#waiting.shift()) {
             this.#send(client, next.options, next.handler);
           }
           return;
