@@ -8,6 +8,7 @@ import {
   type RunManifest,
   SCHEMA_VERSIONS,
   type ServerStepReport,
+  type VerdictCriteria,
 } from '../contract/index.ts';
 import { writeFileAtomic } from '../lib/atomic-write.ts';
 import type { ClientSample, ReadStats } from './client-sample.ts';
@@ -16,7 +17,7 @@ import { readK6Csv } from './k6-csv.ts';
 import { readK6Ndjson } from './k6-ndjson.ts';
 import { renderRecord, renderTableMarkdown, renderTableText } from './render.ts';
 import { buildSaturationTable, offeredFromTag } from './saturation-table.ts';
-import { decideVerdict } from './verdict.ts';
+import { DEFAULT_CRITERIA, decideVerdict } from './verdict.ts';
 
 /** Client files a run directory may hold, in order of preference. */
 export const CLIENT_FILES = ['k6.csv.gz', 'k6.csv', 'k6.ndjson.gz', 'k6.ndjson', 'k6.json.gz', 'k6.json'];
@@ -97,7 +98,10 @@ export async function analyze(options: {
   siblings?: string;
   /** k6's --summary-export file, to check the client file holds every request. */
   summaryFile?: string | undefined;
+  /** The verdict's thresholds (default DEFAULT_CRITERIA). */
+  criteria?: VerdictCriteria;
 }): Promise<AnalysisOutput> {
+  const criteria = options.criteria ?? DEFAULT_CRITERIA;
   const manifest = options.manifestFile
     ? await readJson<RunManifest>(options.manifestFile, 'plateau.run')
     : undefined;
@@ -131,6 +135,7 @@ export async function analyze(options: {
     recoveryRatePerSec: manifest?.load.recoveryRatePerSec ?? null,
     jittered: (manifest?.load.jitterSeconds ?? 0) > 0,
     clientP95MsBySecond: client.p95MsAfterRampBySecond,
+    criteria,
   });
   if (manifest && options.siblings && manifest.load.jitterSeconds === 0) {
     const jittered = await findJitteredSibling(options.siblings, manifest);
@@ -191,6 +196,7 @@ export async function analyze(options: {
       manifest: manifest && options.manifestFile ? basename(options.manifestFile) : null,
     },
     objectives,
+    criteria,
     table: rows,
     verdict,
   };
@@ -235,15 +241,24 @@ export async function findClientFile(dir: string): Promise<string> {
  * Analyses a run directory, or a bare k6 output file, and (for a directory) writes
  * analysis.json, record.txt and table.md into it atomically.
  */
+/** How `plateau analyze` was asked to analyse. */
+export interface AnalyzePathOptions {
+  steady?: boolean;
+  criteria?: VerdictCriteria;
+}
+
 export async function analyzePath(
   paths: string | readonly string[],
-  options: { steady?: boolean } = {},
+  options: AnalyzePathOptions = {},
 ): Promise<AnalysisOutput & { runDir: string | null }> {
   if (typeof paths !== 'string' && paths.length > 1) return analyzeInstances(paths, options);
   const path = typeof paths === 'string' ? paths : paths[0]!;
   const info = await inputStat(path, 'pass a run directory (runs/<id>/) or a k6 CSV/NDJSON file');
   if (!info.isDirectory()) {
-    return { ...(await analyze({ clientFile: path, steady: options.steady === true })), runDir: null };
+    return {
+      ...(await analyze({ clientFile: path, steady: options.steady === true, criteria: options.criteria })),
+      runDir: null,
+    };
   }
   const clientFile = await findClientFile(path);
   const output = await analyze({
@@ -253,6 +268,7 @@ export async function analyzePath(
     steady: options.steady === true,
     siblings: dirname(resolve(path)),
     summaryFile: join(path, 'summary.json'),
+    criteria: options.criteria,
   });
   await writeFileAtomic(join(path, 'analysis.json'), `${JSON.stringify(output.analysis, null, 2)}\n`);
   await writeFileAtomic(join(path, 'record.txt'), output.record);
@@ -266,7 +282,7 @@ export async function analyzePath(
  */
 async function analyzeInstances(
   paths: readonly string[],
-  options: { steady?: boolean },
+  options: AnalyzePathOptions,
 ): Promise<AnalysisOutput & { runDir: null }> {
   for (const path of paths) {
     const info = await inputStat(path, 'pass the k6 CSV/NDJSON files of the instances of one test');
@@ -278,7 +294,10 @@ async function analyzeInstances(
       );
     }
   }
-  return { ...(await analyze({ clientFile: paths, steady: options.steady === true })), runDir: null };
+  return {
+    ...(await analyze({ clientFile: paths, steady: options.steady === true, criteria: options.criteria })),
+    runDir: null,
+  };
 }
 
 /** Stats an input path: a clear error when it is missing, or an empty file. */

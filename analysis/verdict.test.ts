@@ -1,7 +1,19 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { SaturationRow, ServiceSettings, TimelinePoint } from '../contract/index.ts';
-import { decideVerdict, type VerdictInputs } from './verdict.ts';
+import {
+  ERROR_CODES,
+  isPlateauError,
+  type SaturationRow,
+  type ServiceSettings,
+  type TimelinePoint,
+} from '../contract/index.ts';
+import {
+  criteriaChanges,
+  DEFAULT_CRITERIA,
+  decideVerdict,
+  parseCriteria,
+  type VerdictInputs,
+} from './verdict.ts';
 
 const SHED_SETTINGS: ServiceSettings = {
   poolMax: 4,
@@ -267,4 +279,55 @@ test('database slots: replicas × pool max must fit the ordinary slots', () => {
     maxReplicas: 24,
     summary: 'replicas x pool max <= 97 slots (at most 24 replicas of pool 4)',
   });
+});
+
+test('criteria: a run re-judged by other thresholds, and the verdict says which', () => {
+  const rows = [
+    row(50, 50, { cpuPct: 40 }),
+    row(100, 99, { cpuPct: 80 }),
+    row(150, 110, { cpuPct: 90, checkedOutPct: 60 }),
+  ];
+  const byDefault = decideVerdict(inputs(rows));
+  assert.equal(byDefault.firstLimit.resource, 'cpu', 'CPU 90% is past the default 85%');
+  assert.ok(!byDefault.notes.some((n) => n.includes('criteria')), 'defaults are not noted');
+
+  // A service meant to run its CPU hotter: 90% no longer counts as saturated.
+  const hot = decideVerdict(inputs(rows, { criteria: { ...DEFAULT_CRITERIA, cpuSaturatedPct: 95 } }));
+  assert.equal(hot.firstLimit.resource, 'unlisted');
+  assert.ok(
+    hot.notes.includes(
+      'judged by criteria other than the defaults: CPU-bound from % of one core 95 (default 85)',
+    ),
+  );
+
+  // A looser idea of "following": 110 of 150 (73%) still follows at 0.7, so no plateau.
+  const loose = decideVerdict(inputs(rows, { criteria: { ...DEFAULT_CRITERIA, followingShare: 0.7 } }));
+  assert.equal(loose.plateau, null);
+  assert.equal(loose.firstLimit.resource, 'none');
+});
+
+test('parseCriteria: defaults, accepted values, and every bad value reported at once with its range', () => {
+  assert.deepEqual(parseCriteria({}), DEFAULT_CRITERIA);
+  assert.deepEqual(parseCriteria({ poolSaturatedPct: '95', queryRise: '2' }), {
+    ...DEFAULT_CRITERIA,
+    poolSaturatedPct: 95,
+    queryRise: 2,
+  });
+  assert.throws(
+    () => parseCriteria({ poolSaturatedPct: '120', followingShare: 'most', cpuSaturatedPct: '' }),
+    (error: unknown) => {
+      assert.ok(isPlateauError(error));
+      assert.equal(error.code, ERROR_CODES.INVALID_CONFIG);
+      assert.deepEqual(
+        error.problems.map((p) => p.setting),
+        ['--following-share', '--pool-saturated', '--cpu-saturated'],
+      );
+      assert.match(
+        error.message,
+        /--pool-saturated: "120" is not accepted \(use a number from 1 to 100 \(default 90\)\)/,
+      );
+      return true;
+    },
+  );
+  assert.deepEqual(criteriaChanges(DEFAULT_CRITERIA), []);
 });

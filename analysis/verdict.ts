@@ -6,20 +6,69 @@ import type {
   ServiceSettings,
   TimelinePoint,
   Verdict,
+  VerdictCriteria,
 } from '../contract/index.ts';
+import { type ConfigProblem, PlateauError } from '../contract/index.ts';
 
-/** Served counts as following offered load down to this share of it. */
-export const FOLLOWING_SHARE = 0.9;
-/** A pool is saturated from this % checked out. */
-export const POOL_SATURATED_PCT = 90;
-/** A process is CPU-bound from this % of one core. */
-export const CPU_SATURATED_PCT = 85;
-/** Query time has risen when p95 reaches this multiple of the first step's. */
-export const QUERY_RISE = 1.5;
-/** An event loop is saturated from this utilisation (0..1). */
-export const LOOP_SATURATED = 0.9;
+/** The thresholds the verdict judges by unless told otherwise (see VerdictCriteria). */
+export const DEFAULT_CRITERIA: Readonly<VerdictCriteria> = {
+  followingShare: 0.9,
+  poolSaturatedPct: 90,
+  cpuSaturatedPct: 85,
+  loopSaturated: 0.9,
+  queryRise: 1.5,
+};
 /** A wait queue counts as empty below this time-weighted mean over a second. */
 export const EMPTY_QUEUE_MEAN = 0.1;
+
+/** The command-line flag, meaning and accepted range of each criterion. */
+export const CRITERIA_FLAGS: Readonly<
+  Record<keyof VerdictCriteria, { flag: string; says: string; min: number; max: number }>
+> = {
+  followingShare: { flag: '--following-share', says: 'served follows sent down to', min: 0.5, max: 1 },
+  poolSaturatedPct: { flag: '--pool-saturated', says: 'pool saturated from % checked out', min: 1, max: 100 },
+  cpuSaturatedPct: { flag: '--cpu-saturated', says: 'CPU-bound from % of one core', min: 1, max: 10_000 },
+  loopSaturated: {
+    flag: '--loop-saturated',
+    says: 'event loop saturated from utilisation',
+    min: 0.1,
+    max: 1,
+  },
+  queryRise: { flag: '--query-rise', says: 'query time risen at p95 ×', min: 1, max: 100 },
+};
+
+/**
+ * Criteria from command-line values (undefined = the default), each checked against its
+ * range; every problem is reported at once, with the accepted range.
+ */
+export function parseCriteria(raw: Partial<Record<keyof VerdictCriteria, string>>): VerdictCriteria {
+  const criteria: VerdictCriteria = { ...DEFAULT_CRITERIA };
+  const problems: ConfigProblem[] = [];
+  for (const key of Object.keys(CRITERIA_FLAGS) as (keyof VerdictCriteria)[]) {
+    const text = raw[key];
+    if (text === undefined) continue;
+    const { flag, min, max } = CRITERIA_FLAGS[key];
+    const value = Number(text);
+    if (text.trim() === '' || !Number.isFinite(value) || value < min || value > max) {
+      problems.push({
+        setting: flag,
+        message: `"${text}" is not accepted`,
+        hint: `use a number from ${min} to ${max} (default ${DEFAULT_CRITERIA[key]})`,
+      });
+      continue;
+    }
+    criteria[key] = value;
+  }
+  if (problems.length > 0) throw PlateauError.invalidConfig(problems, 'verdict criteria');
+  return criteria;
+}
+
+/** How `criteria` differ from the defaults, in words (empty when they do not). */
+export function criteriaChanges(criteria: VerdictCriteria): string[] {
+  return (Object.keys(CRITERIA_FLAGS) as (keyof VerdictCriteria)[])
+    .filter((key) => criteria[key] !== DEFAULT_CRITERIA[key])
+    .map((key) => `${CRITERIA_FLAGS[key].says} ${criteria[key]} (default ${DEFAULT_CRITERIA[key]})`);
+}
 
 export interface VerdictInputs {
   rows: SaturationRow[];
@@ -32,6 +81,8 @@ export interface VerdictInputs {
   jittered?: boolean;
   /** Client p95 per epoch second after the ramp; recovery also waits for it to meet the objective. */
   clientP95MsBySecond?: Map<number, number>;
+  /** The thresholds to judge by (default DEFAULT_CRITERIA). */
+  criteria?: VerdictCriteria;
 }
 
 const fmt = (x: number, digits = 1) => String(Math.round(x * 10 ** digits) / 10 ** digits);
@@ -45,7 +96,10 @@ const fmt = (x: number, digits = 1) => String(Math.round(x * 10 ** digits) / 10 
  */
 export function decideVerdict(inputs: VerdictInputs): Verdict {
   const { rows, settings, objectives } = inputs;
+  const criteria = inputs.criteria ?? DEFAULT_CRITERIA;
   const notes: string[] = [];
+  const changed = criteriaChanges(criteria);
+  if (changed.length > 0) notes.push(`judged by criteria other than the defaults: ${changed.join('; ')}`);
   const rateRows = rows.filter((r) => r.offeredPerSec !== null);
   const hasServer = rateRows.some((r) => r.server !== null);
   if (!hasServer)
@@ -54,7 +108,7 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
 
   // Served follows the load the client actually sent (a step's average includes its ramp
   // from the previous rate, so it is below the step's target even when nothing is wrong).
-  const plateauIndex = rateRows.findIndex((r) => r.servedPerSec < FOLLOWING_SHARE * r.sentPerSec);
+  const plateauIndex = rateRows.findIndex((r) => r.servedPerSec < criteria.followingShare * r.sentPerSec);
   const plateauRow = plateauIndex >= 0 ? rateRows[plateauIndex]! : undefined;
   const beyond = plateauIndex >= 0 ? rateRows.slice(plateauIndex) : [];
   // The served rate the service holds: the best any valid rate step reached (the knee's
@@ -89,12 +143,13 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
       const pct = s.checkedOutPct ?? 0;
       const waitJumped = s.waitP95Ms >= 5 * Math.max(b.waitP95Ms, 1);
       const queueFull = queueMax !== null ? s.waitingMax >= queueMax : s.waitingMean >= 1;
-      const poolFull = pct >= POOL_SATURATED_PCT && (queueFull || waitJumped);
+      const poolFull = pct >= criteria.poolSaturatedPct && (queueFull || waitJumped);
       // A Node service saturates its one event-loop thread even when other threads keep
       // total CPU under a core: either figure counts.
-      const cpuFull = s.cpuPct >= CPU_SATURATED_PCT || s.eventLoopUtilization >= LOOP_SATURATED;
+      const cpuFull =
+        s.cpuPct >= criteria.cpuSaturatedPct || s.eventLoopUtilization >= criteria.loopSaturated;
       const queryRose =
-        s.queryP95Ms >= QUERY_RISE * Math.max(b.queryP95Ms, 0.001) && pct < POOL_SATURATED_PCT;
+        s.queryP95Ms >= criteria.queryRise * Math.max(b.queryP95Ms, 0.001) && pct < criteria.poolSaturatedPct;
       const poolText = `pool ${fmt(pct, 0)}% checked out${poolMax ? ` of ${poolMax}` : ''}`;
       const waitText = `waiting mean ${fmt(s.waitingMean)}, max ${s.waitingMax}${queueMax !== null ? ` (queue cap ${queueMax})` : ''}`;
       const waitP95Text = `wait p95 ${fmt(s.waitP95Ms)} ms (${fmt(b.waitP95Ms)} ms at ${baseline!.step})`;
@@ -112,7 +167,7 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
       } else {
         resource = 'unlisted';
       }
-      if (resource !== 'pool' && pct < POOL_SATURATED_PCT) flat.push(poolText);
+      if (resource !== 'pool' && pct < criteria.poolSaturatedPct) flat.push(poolText);
       if (resource !== 'database') flat.push(queryText);
       if (resource !== 'cpu') flat.push(cpuText);
       summary =

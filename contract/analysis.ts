@@ -57,6 +57,24 @@ export interface SaturationRow {
 export const LIMIT_RESOURCES = ['pool', 'cpu', 'database', 'generator', 'unlisted', 'none'] as const;
 export type LimitResource = (typeof LIMIT_RESOURCES)[number];
 
+/**
+ * The thresholds the verdict judges by. The defaults suit the reference service; a service
+ * whose pool or CPU is meant to run hotter, or whose queries are slower to start with, can be
+ * judged by others (`plateau analyze --pool-saturated 95 …`).
+ */
+export interface VerdictCriteria {
+  /** Served counts as following offered load down to this share of what the client sent (0..1). */
+  followingShare: number;
+  /** A pool is saturated from this % checked out. */
+  poolSaturatedPct: number;
+  /** A process is CPU-bound from this % of one core. */
+  cpuSaturatedPct: number;
+  /** An event loop is saturated from this utilisation (0..1). */
+  loopSaturated: number;
+  /** Query time has risen when its p95 reaches this multiple of the first step's. */
+  queryRise: number;
+}
+
 /** The verdict on a run. */
 export interface Verdict {
   plateau: { step: string; servedPerSec: number; offeredPerSec: number } | null;
@@ -100,6 +118,8 @@ export interface AnalysisResult {
   /** Files the analysis read. */
   sources: { client: string | null; server: string | null; manifest: string | null };
   objectives: { p95Ms: number; failRate: number };
+  /** The thresholds the verdict used (absent in analyses written before they were options). */
+  criteria?: VerdictCriteria;
   table: SaturationRow[];
   verdict: Verdict;
 }

@@ -1,6 +1,11 @@
 // `plateau analyze`: recompute the analysis of a run directory, or analyse any k6 output file.
 import type { Command } from 'commander';
 import { analyzePath } from '../../analysis/analyze-run.ts';
+import { CRITERIA_FLAGS, DEFAULT_CRITERIA, parseCriteria } from '../../analysis/verdict.ts';
+import type { VerdictCriteria } from '../../contract/index.ts';
+
+/** commander's option key for each criterion flag (--pool-saturated → poolSaturated). */
+const optionKey = (flag: string) => flag.slice(2).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
 
 export function registerAnalyze(program: Command): void {
   program
@@ -23,18 +28,48 @@ are analysed together as one client side.`,
       '--steady',
       "leave each step's ramp seconds out of its rates (default: whole holds, as the k6 step tags)",
     )
+    .option(
+      `${CRITERIA_FLAGS.followingShare.flag} <share>`,
+      `the plateau is the first step whose served rate falls below this share of what the client sent (default ${DEFAULT_CRITERIA.followingShare})`,
+    )
+    .option(
+      `${CRITERIA_FLAGS.poolSaturatedPct.flag} <pct>`,
+      `a pool is saturated from this % checked out (default ${DEFAULT_CRITERIA.poolSaturatedPct})`,
+    )
+    .option(
+      `${CRITERIA_FLAGS.cpuSaturatedPct.flag} <pct>`,
+      `a process is CPU-bound from this % of one core (default ${DEFAULT_CRITERIA.cpuSaturatedPct}; above 100 for several cores)`,
+    )
+    .option(
+      `${CRITERIA_FLAGS.loopSaturated.flag} <utilisation>`,
+      `an event loop is saturated from this utilisation, 0..1 (default ${DEFAULT_CRITERIA.loopSaturated})`,
+    )
+    .option(
+      `${CRITERIA_FLAGS.queryRise.flag} <times>`,
+      `query time has risen when its p95 reaches this multiple of the first step's (default ${DEFAULT_CRITERIA.queryRise})`,
+    )
     .addHelpText(
       'after',
-      '\nExamples:\n  plateau analyze runs/20261201-101500-ab12\n  plateau analyze results.csv.gz --json | jq .verdict\n  plateau analyze part1.csv.gz part2.csv.gz   # two instances, segments 0:1/2 and 1/2:1',
+      '\nExamples:\n  plateau analyze runs/20261201-101500-ab12\n  plateau analyze results.csv.gz --json | jq .verdict\n  plateau analyze part1.csv.gz part2.csv.gz   # two instances, segments 0:1/2 and 1/2:1\n  plateau analyze runs/20261201-101500-ab12 --pool-saturated 95   # judge a pool meant to run hot\n\nThe criteria flags re-judge a run; the record notes any that differ from the defaults,\nand analysis.json keeps the criteria used.',
     )
-    .action(async (paths: string[], options: { json?: boolean; steady?: boolean }) => {
-      const output = await analyzePath(paths, { steady: options.steady === true });
-      if (options.json) {
-        process.stdout.write(`${JSON.stringify({ ...output.analysis, runDir: output.runDir }, null, 2)}\n`);
-        return;
-      }
-      process.stdout.write(`${output.tableText}\n${output.record}`);
-      if (output.runDir)
-        process.stdout.write(`\nwrote analysis.json, record.txt, table.md in ${output.runDir}\n`);
-    });
+    .action(
+      async (paths: string[], options: { json?: boolean; steady?: boolean } & Record<string, unknown>) => {
+        const raw: Partial<Record<keyof VerdictCriteria, string>> = {};
+        for (const [key, { flag }] of Object.entries(CRITERIA_FLAGS)) {
+          const value = options[optionKey(flag)];
+          if (typeof value === 'string') raw[key as keyof VerdictCriteria] = value;
+        }
+        const output = await analyzePath(paths, {
+          steady: options.steady === true,
+          criteria: parseCriteria(raw),
+        });
+        if (options.json) {
+          process.stdout.write(`${JSON.stringify({ ...output.analysis, runDir: output.runDir }, null, 2)}\n`);
+          return;
+        }
+        process.stdout.write(`${output.tableText}\n${output.record}`);
+        if (output.runDir)
+          process.stdout.write(`\nwrote analysis.json, record.txt, table.md in ${output.runDir}\n`);
+      },
+    );
 }
