@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { isPlateauError } from '../contract/index.ts';
 import { analyzePath } from './analyze-run.ts';
+import { DEFAULT_CRITERIA } from './verdict.ts';
 
 const dir = await mkdtemp(join(tmpdir(), 'plateau-analyze-'));
 after(() => rm(dir, { recursive: true, force: true }));
@@ -192,6 +193,18 @@ test('a jittered run of the same configuration beside it supplies the quoted saf
   assert.match(
     even.record,
     /^safe limit: {4}10\/s with jittered arrivals \(from run 20261201-000000-aaaaaa\)/m,
+  );
+
+  // Judged by other criteria than the jittered run was, its safe limit is not borrowed.
+  const stricter = await analyzePath(join(parent, '20261201-000100-bbbbbb'), {
+    criteria: { ...DEFAULT_CRITERIA, followingShare: 0.95 },
+  });
+  assert.equal(stricter.analysis.verdict.safeLimit.fromRun, null);
+  assert.ok(
+    stricter.analysis.verdict.notes.some((n) =>
+      n.startsWith('jittered run 20261201-000000-aaaaaa was judged by other criteria'),
+    ),
+    stricter.analysis.verdict.notes.join('\n'),
   );
 });
 

@@ -138,7 +138,7 @@ export async function analyze(options: {
     criteria,
   });
   if (manifest && options.siblings && manifest.load.jitterSeconds === 0) {
-    const jittered = await findJitteredSibling(options.siblings, manifest);
+    const jittered = await findJitteredSibling(options.siblings, manifest, criteria, verdict.notes);
     if (jittered) {
       verdict.safeLimit = { ...jittered.safeLimit, jittered: true, fromRun: jittered.id };
       verdict.notes.push(
@@ -332,6 +332,8 @@ export async function readRun(
 async function findJitteredSibling(
   parent: string,
   manifest: RunManifest,
+  criteria: VerdictCriteria,
+  notes: string[],
 ): Promise<{ id: string; safeLimit: AnalysisResult['verdict']['safeLimit'] } | undefined> {
   const names = await readdir(parent).catch(() => [] as string[]);
   for (const name of names.sort().reverse()) {
@@ -349,8 +351,20 @@ async function findJitteredSibling(
       join(parent, name, 'analysis.json'),
       'plateau.analysis',
     ).catch(() => undefined);
-    if (analysis?.verdict.safeLimit.ratePerSec != null)
-      return { id: other.id, safeLimit: analysis.verdict.safeLimit };
+    if (analysis?.verdict.safeLimit.ratePerSec == null) continue;
+    // Its safe limit follows from where its plateau was judged to be: only quote it when it
+    // was judged by the same criteria (analyses written before criteria existed used the defaults).
+    const theirs = analysis.criteria ?? DEFAULT_CRITERIA;
+    const differ = (Object.keys(criteria) as (keyof VerdictCriteria)[]).some(
+      (key) => theirs[key] !== criteria[key],
+    );
+    if (differ) {
+      notes.push(
+        `jittered run ${other.id} was judged by other criteria: its safe limit is not quoted (re-analyse it with the same flags)`,
+      );
+      continue;
+    }
+    return { id: other.id, safeLimit: analysis.verdict.safeLimit };
   }
   return undefined;
 }
