@@ -113,7 +113,7 @@ dropped iterations, tags, thresholds) and writes k6's own output formats. Flags 
     .option('-q, --quiet', 'no progress output')
     .option(
       '--no-warm-up',
-      'skip the short rehearsal against a local sink that warms the engine before high-rate tests',
+      'skip the rehearsal (1–3 s, against a local sink, never the target) that warms the engine before a test of 1,000/s or more',
     )
     .addHelpText(
       'after',
