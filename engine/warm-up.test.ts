@@ -150,7 +150,8 @@ test('rehearseHotPath: runs rounds until it keeps up, writes only into its own d
   const rehearsal = await rehearseHotPath(
     1000,
     {
-      settings: { ...settings, userAgent: 'rehearsal-test' },
+      // A hosts mapping for 127.0.0.1 must not take the rehearsal away from its sink.
+      settings: { ...settings, userAgent: 'rehearsal-test', hosts: { '127.0.0.1': '127.0.0.2' } },
       thresholds: { http_req_duration: ['p(95)<1000'] },
       scenario: car,
       outputs: (dir) => {
@@ -167,6 +168,10 @@ test('rehearseHotPath: runs rounds until it keeps up, writes only into its own d
   // 1,000/s for 200 ms is 200 starts a round, on an idle core nearly all of them.
   assert.ok(rehearsal.iterations >= 100 * rehearsal.rounds, `iterations ${rehearsal.iterations}`);
   assert.equal(rehearsal.warm, true);
+  assert.ok(
+    rehearsal.answered >= rehearsal.iterations,
+    `every rehearsal request reached the sink: ${rehearsal.answered}`,
+  );
   assert.equal(made.length, 1, 'outputs were made in the rehearsal directory');
   assert.equal(existsSync(dirname(made[0]!)), false, 'and removed with it');
   const after = readdirSync(tmpdir()).filter(

@@ -153,6 +153,8 @@ export interface RehearsalLikeness {
 /** What a rehearsal did: its iterations, its rounds and how long it took. */
 export interface Rehearsal {
   iterations: number;
+  /** Requests the sink answered: one per iteration, unless something sent them elsewhere. */
+  answered: number;
   rounds: number;
   /** Whether its last round kept up with the planned rate. */
   warm: boolean;
@@ -176,7 +178,9 @@ export async function rehearseHotPath(
   const registry = new MetricRegistry();
   const outputs = like.outputs?.(dir) ?? [];
   const runtime = new TestRuntime({ registry, logger: silent, env: {}, runTags: {}, outputs });
-  if (like.settings) runtime.applySettings(like.settings);
+  // The test's settings, except its hosts mapping: nothing may send the rehearsal's
+  // requests anywhere but its own sink on 127.0.0.1.
+  if (like.settings) runtime.applySettings({ ...like.settings, hosts: {} });
   if (like.thresholds) registry.applyThresholds(like.thresholds);
   const http = createHttpModule(runtime);
   const rate = Math.max(1, Math.round(Math.min(limits.maxRate, peakRate)));
@@ -204,7 +208,7 @@ export async function rehearseHotPath(
       iterations += executor.stats.iterations;
       warm = executor.stats.iterations >= limits.warmShare * planned;
     }
-    return { iterations, rounds, warm, ms: performance.now() - started };
+    return { iterations, answered: sink.answered(), rounds, warm, ms: performance.now() - started };
   } finally {
     stopHealth();
     runtime.stopFlushing();
@@ -283,10 +287,13 @@ const SINK_RESPONSE = Buffer.from(
 export interface Sink {
   server: Server;
   sockets: Set<Socket>;
+  /** Request heads answered so far. */
+  answered(): number;
 }
 
 export async function startSink(): Promise<Sink> {
   const sockets = new Set<Socket>();
+  let answered = 0;
   const server = createServer((socket: Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
@@ -306,12 +313,13 @@ export async function startSink(): Promise<Sink> {
           }
         } else carry = 0;
       }
+      answered += heads;
       for (let k = 0; k < heads; k++) socket.write(SINK_RESPONSE);
     });
     socket.on('error', () => socket.destroy());
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, sockets };
+  return { server, sockets, answered: () => answered };
 }
 
 export async function stopSink({ server, sockets }: Sink): Promise<void> {
