@@ -24,6 +24,7 @@ import {
   coldStartWarnings,
   peakArrivalRate,
   peakScenario,
+  REHEARSAL,
   rehearseHotPath,
   WARM_UP_MIN_RATE,
 } from './warm-up.ts';
@@ -150,6 +151,10 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
     // Before the clock starts, as k6 initializes VUs before it: warm the per-request code.
     const peakRate = tuple.scale(Math.round(peakArrivalRate(options.scenarios))); // this segment's share
     if (config.warmUp !== false && peakRate >= WARM_UP_MIN_RATE) {
+      logger.log(
+        'info',
+        `warming up: rehearsing up to ${Math.min(peakRate, REHEARSAL.maxRate).toLocaleString('en-US')}/s against a local sink for 1-3 s before the test starts (--no-warm-up skips this)`,
+      );
       const rehearsal = await rehearseHotPath(peakRate, {
         settings: options,
         thresholds: options.thresholds,

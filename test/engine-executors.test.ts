@@ -149,6 +149,8 @@ test('a high-rate test is rehearsed against a local sink first; nothing of it re
 export const options = { scenarios: { car: { executor: 'constant-arrival-rate', rate: 1000, duration: '1s', preAllocatedVUs: 50, maxVUs: 200 } } };`);
   const run = await runScript(script);
   assert.equal(run.exitCode, 0, run.logs.join('\n'));
+  const warming = run.logs.findIndex((line) => line.includes('warming up: rehearsing up to 1,000/s'));
+  assert.ok(warming >= 0, `the rehearsal is announced before it runs: ${run.logs.join('\n')}`);
   const warmed = run.logs.find((line) => line.includes('warmed up'));
   assert.ok(warmed, `the rehearsal is announced: ${run.logs.join('\n')}`);
   const rehearsed = Number(/warmed up: (\d+) rehearsal iterations/.exec(warmed)?.[1]);
