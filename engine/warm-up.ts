@@ -37,10 +37,11 @@ export const WARM_UP_MIN_RATE = 1000;
  * The rehearsal runs in rounds of half a second at the test's peak rate (at most 10,000/s)
  * until a round achieves 98 % of its planned iterations, at most six rounds. A cold
  * process achieves about half in its first round; the code is warm when it keeps up.
- * Measured at 10,000/s (bench/engine-accuracy.ts, 3 s runs): one fixed second against a
- * node:http sink achieved ~4,000 of 8,000 rehearsal iterations and left 470–940 drops in
- * the test's first second; rehearsing until warm left 200–350. What is left is opening
- * connections to the target, which a rehearsal must not touch.
+ * Measured at 10,000/s (3 s runs, six interleaved pairs each): one fixed second against a
+ * node:http sink achieved ~4,000 of 8,000 rehearsal iterations; rounds until warm, with the
+ * test's shapes (RehearsalLikeness), took the test's first-second drops from a mean of
+ * 860–980 to 350–580. What is left is opening connections to the target, which a rehearsal
+ * must not touch (docs/engine.md, "How it keeps time").
  */
 export interface RehearsalLimits {
   /** The highest rate a round runs at, iterations/s (the test's peak when lower). */
