@@ -125,7 +125,7 @@ export function coldStartWarnings(scenarios: readonly ScenarioConfig[], tuple: E
     .map(
       (s) =>
         `scenario "${s.name}" is at ${Math.round(earlyRate(s, tuple)).toLocaleString('en-US')} iterations/s within 100 ms of its start: ` +
-        `its VUs all open their connections at once, and above ~${COLD_START_WARN_RATE.toLocaleString('en-US')}/s per process the engine drops starts ` +
+        `its VUs all open their connections at once, and above ~${COLD_START_WARN_RATE.toLocaleString('en-US')}/s per process the engine can drop starts ` +
         'while they do (docs/engine.md, "How it keeps time"). Reach the rate by a ramp of about a second ' +
         '(ramping-arrival-rate), or split the load over processes with --execution-segment',
     );
