@@ -362,6 +362,10 @@ async function runLifecycle(
         reject(
           new ScriptError(
             `${what}() did not finish within ${timeoutNs / 1e9}s (raise options.${what}Timeout)`,
+            {
+              exitCode:
+                what === 'setup' ? ENGINE_EXIT_CODES.setupTimeout : ENGINE_EXIT_CODES.teardownTimeout,
+            },
           ),
         );
       }, timeoutNs / 1e6);

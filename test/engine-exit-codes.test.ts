@@ -236,3 +236,21 @@ export function handleSummary(data) {
   const state = JSON.parse(await (await import('node:fs/promises')).readFile(out, 'utf8'));
   assert.ok(state.testRunDurationMs > 0);
 });
+
+test('setup or teardown past its timeout exits 100 or 101, as k6', async () => {
+  const slow = (hook: 'setup' | 'teardown') =>
+    writeScript(`
+import { sleep } from 'k6';
+export const options = { ${hook}Timeout: '300ms', iterations: 1 };
+export async function ${hook}() { await sleep(2); }
+export default function () {}`);
+  const setup = await runScript(await slow('setup'));
+  assert.equal(setup.exitCode, 100, setup.logs.join('\n'));
+  assert.ok(
+    setup.logs.some((line) =>
+      line.includes('setup() did not finish within 0.3s (raise options.setupTimeout)'),
+    ),
+  );
+  const teardown = await runScript(await slow('teardown'));
+  assert.equal(teardown.exitCode, 101, teardown.logs.join('\n'));
+});
