@@ -363,8 +363,7 @@ async function runLifecycle(
           new ScriptError(
             `${what}() did not finish within ${timeoutNs / 1e9}s (raise options.${what}Timeout)`,
             {
-              exitCode:
-                what === 'setup' ? ENGINE_EXIT_CODES.setupTimeout : ENGINE_EXIT_CODES.teardownTimeout,
+              exitCode: what === 'setup' ? ENGINE_EXIT_CODES.setupTimeout : ENGINE_EXIT_CODES.teardownTimeout,
             },
           ),
         );
