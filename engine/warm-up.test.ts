@@ -41,6 +41,7 @@ const settings: RuntimeSettings = {
   noConnectionReuse: false,
   noVUConnectionReuse: false,
   insecureSkipTLSVerify: false,
+  throw: false,
   userAgent: '',
   hosts: {},
   tls: { auth: [] },

@@ -254,3 +254,41 @@ export default function () {}`);
   const teardown = await runScript(await slow('teardown'));
   assert.equal(teardown.exitCode, 101, teardown.logs.join('\n'));
 });
+
+test('options.throw (and --throw): a failed request throws in the script instead of warning; 4xx does not', async () => {
+  const server = await startTestServer({ status: 404 });
+  const source = (throwOption: string) => `
+import http from 'k6/http';
+export const options = { iterations: 1${throwOption} };
+export default async function () {
+  const missing = await http.asyncRequest('GET', '${server.url}/');
+  if (missing.status !== 404) throw new Error('a 4xx is a response, not an error');
+  try {
+    await http.asyncRequest('GET', 'http://127.0.0.1:1/', null, { tags: { which: 'refused' } });
+    console.log('returned');
+  } catch (error) {
+    console.log('caught: ' + error.message);
+  }
+}`;
+  const warned = await runScript(await writeScript(source('')));
+  assert.equal(warned.exitCode, 0, warned.logs.join('\n'));
+  assert.ok(warned.logs.some((line) => line.includes('returned')));
+  assert.ok(warned.logs.some((line) => line.includes('Request Failed')));
+
+  for (const run of [
+    await runScript(await writeScript(source(', throw: true'))),
+    await runScript(await writeScript(source('')), { overrides: { throw: true } }),
+  ]) {
+    assert.equal(run.exitCode, 0, run.logs.join('\n'));
+    assert.ok(
+      run.logs.some((line) =>
+        line.includes('caught: GET http://127.0.0.1:1/: dial: connection refused (error_code 1212)'),
+      ),
+      run.logs.join('\n'),
+    );
+    assert.ok(!run.logs.some((line) => line.includes('Request Failed')), 'it throws instead of warning');
+    // The failed request is still measured, as in k6.
+    const refused = run.rows.find((r) => r.metric_name === 'http_reqs' && r.extra_tags === 'which=refused');
+    assert.equal(refused?.error_code, '1212');
+  }
+});

@@ -33,6 +33,8 @@ export interface TestOptions {
   noVUConnectionReuse: boolean;
   /** Accept any server certificate (self-signed test environments). */
   insecureSkipTLSVerify: boolean;
+  /** k6's `throw`: a request that fails (network, timeout, TLS, decompression) rejects instead of warning. */
+  throw: boolean;
   /** The User-Agent of requests that set none ('' sends none). */
   userAgent: string;
   /** k6's `hosts`: `name` → `ip` or `name:port` → `ip:port`, dialled instead of DNS. */
@@ -55,6 +57,7 @@ export interface OptionOverrides {
   tags?: Record<string, string>;
   noThresholds?: boolean;
   insecureSkipTLSVerify?: boolean;
+  throw?: boolean;
   executionSegment?: string;
   executionSegmentSequence?: string;
 }
@@ -308,6 +311,7 @@ export function consolidateOptions(scriptOptions: unknown, overrides: OptionOver
     noConnectionReuse: raw.noConnectionReuse === true,
     noVUConnectionReuse: raw.noVUConnectionReuse === true,
     insecureSkipTLSVerify: overrides.insecureSkipTLSVerify ?? raw.insecureSkipTLSVerify === true,
+    throw: overrides.throw ?? raw.throw === true,
     userAgent: String(userAgent),
     hosts: stringMap(raw.hosts, 'options.hosts'),
     tls: tlsSettings(raw, problems),

@@ -19,6 +19,7 @@ export type RuntimeSettings = Pick<
   | 'noConnectionReuse'
   | 'noVUConnectionReuse'
   | 'insecureSkipTLSVerify'
+  | 'throw'
   | 'userAgent'
   | 'hosts'
   | 'tls'
@@ -93,6 +94,8 @@ export class TestRuntime {
   noVUConnectionReuse = false;
   /** options.insecureSkipTLSVerify: accept any server certificate. */
   insecureSkipTLSVerify = false;
+  /** options.throw: a failed request rejects its promise instead of logging a warning. */
+  throwOnRequestError = false;
   /** options.userAgent: sent by requests that set no User-Agent ('' for none). */
   userAgent = '';
   /** options.hosts: addresses dialled instead of DNS answers. */
@@ -123,6 +126,7 @@ export class TestRuntime {
     this.noConnectionReuse = settings.noConnectionReuse;
     this.noVUConnectionReuse = settings.noVUConnectionReuse;
     this.insecureSkipTLSVerify = settings.insecureSkipTLSVerify;
+    this.throwOnRequestError = settings.throw;
     this.userAgent = settings.userAgent;
     this.hosts = settings.hosts;
     this.tls = settings.tls;

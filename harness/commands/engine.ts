@@ -107,6 +107,10 @@ dropped iterations, tags, thresholds) and writes k6's own output formats. Flags 
     .option('--execution-segment-sequence <sequence>', 'all segments of the test, e.g. 0,1/2,1')
     .option('--no-thresholds', 'do not evaluate thresholds')
     .option('--insecure-skip-tls-verify', 'accept any server certificate (as options.insecureSkipTLSVerify)')
+    .option(
+      '-w, --throw',
+      'a failed request (network, timeout, TLS) throws in the script instead of warning (as options.throw)',
+    )
     .addOption(
       new Option('--include-system-env-vars [bool]', 'pass the system environment to __ENV').default(true),
     )
@@ -144,6 +148,7 @@ Examples:
           tags,
           noThresholds: options.thresholds === false,
           ...(options.insecureSkipTlsVerify === true ? { insecureSkipTLSVerify: true } : {}),
+          ...(options.throw === true ? { throw: true } : {}),
           ...(options.executionSegment ? { executionSegment: options.executionSegment as string } : {}),
           ...(options.executionSegmentSequence
             ? { executionSegmentSequence: options.executionSegmentSequence as string }

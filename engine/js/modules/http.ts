@@ -231,6 +231,7 @@ class InFlightRequest implements TracedHandler, Expiring {
   readonly #spec: RequestSpec;
   readonly #context: IterationContext | undefined;
   readonly #resolve: (response: HttpResponse) => void;
+  readonly #reject: (error: Error) => void;
   readonly #started = nowMs();
   #assigned = 0;
   #connectStart = 0;
@@ -260,12 +261,14 @@ class InFlightRequest implements TracedHandler, Expiring {
     spec: RequestSpec,
     context: IterationContext | undefined,
     resolve: (r: HttpResponse) => void,
+    reject: (error: Error) => void,
   ) {
     this.#runtime = runtime;
     this.#metrics = metrics;
     this.#spec = spec;
     this.#context = context;
     this.#resolve = resolve;
+    this.#reject = reject;
   }
 
   start(transport: Transport): void {
@@ -399,7 +402,7 @@ class InFlightRequest implements TracedHandler, Expiring {
     // As k6 does on every hop: the Cookie header anew from the jar and the request's cookies.
     addCookieHeader(next, next.jar ?? vuCookieJar(this.#runtime, this.#context, false));
     if (this.#context) this.#context.bytesSent += requestBytes(next);
-    new InFlightRequest(this.#runtime, this.#metrics, next, this.#context, this.#resolve).start(
+    new InFlightRequest(this.#runtime, this.#metrics, next, this.#context, this.#resolve, this.#reject).start(
       this.#transport as Transport,
     );
     return true;
@@ -462,6 +465,12 @@ class InFlightRequest implements TracedHandler, Expiring {
       if (errorCode !== 0) tags.error_code = String(errorCode);
       if (errorText !== '') tags.error = errorText;
       emitRequest(runtime, this.#metrics, tags, timings, expected, ended);
+    }
+    // k6: with options.throw a failed request (network, timeout, TLS, a body that does not
+    // decompress) throws in the script; without it, it warns and returns the response.
+    if ((failed || decoded.error !== undefined) && runtime.throwOnRequestError) {
+      this.#reject(new Error(`${spec.method} ${spec.urlString}: ${errorText} (error_code ${errorCode})`));
+      return;
     }
     if (failed) runtime.logger.log('warning', 'Request Failed', { error: JSON.stringify(errorText) });
     if (this.#setCookies && !context?.interrupted) {
@@ -766,8 +775,8 @@ export function createHttpModule(runtime: TestRuntime) {
     addCookieHeader(spec, spec.jar ?? vuCookieJar(runtime, context, false));
     // Counted when sent, so an interrupted request's bytes still show in data_sent.
     if (context) context.bytesSent += requestBytes(spec);
-    return new Promise<HttpResponse>((resolve) =>
-      new InFlightRequest(runtime, metrics, spec, context, resolve).start(transport),
+    return new Promise<HttpResponse>((resolve, reject) =>
+      new InFlightRequest(runtime, metrics, spec, context, resolve, reject).start(transport),
     );
   }
 
