@@ -61,6 +61,12 @@ export interface RunConfig {
   includeSystemEnv?: boolean;
   outputs?: OutputSpec[];
   summaryExport?: string;
+  /**
+   * k6's --summary-mode: `compact` (default) and `full` print the end-of-test summary (the
+   * engine renders full as compact), `disabled` writes none: no text, no handleSummary, no
+   * export (k6's --no-summary).
+   */
+  summaryMode?: SummaryMode;
   overrides?: OptionOverrides;
   logger?: Logger;
   /** Where the text summary and handleSummary's `stdout` go; default process.stdout. */
@@ -75,6 +81,10 @@ export interface RunConfig {
   /** Called every second while scenarios run. */
   onProgress?: (progress: Progress) => void;
 }
+
+/** k6's summary modes (v1 also had `legacy`, the pre-1.0 layout; v2 dropped it). */
+export const SUMMARY_MODES = ['compact', 'full', 'legacy', 'disabled'] as const;
+export type SummaryMode = (typeof SUMMARY_MODES)[number];
 
 /** What a run ended with. */
 export interface RunResult {
@@ -305,6 +315,7 @@ async function writeSummaries(
   config: RunConfig,
   write: (text: string) => void,
 ): Promise<void> {
+  if (config.summaryMode === 'disabled') return;
   if (config.summaryExport) await writeFile(config.summaryExport, summaryExport(summary));
   let printDefault = true;
   if (typeof exports.handleSummary === 'function') {

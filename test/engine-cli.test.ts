@@ -96,3 +96,36 @@ export default async function () { await http.asyncRequest('GET', '${server.url}
   assert.ok(!children.some((line) => line.includes('engine')), `no relaunch: ${JSON.stringify(children)}`);
   assert.equal(server.requests.length, 20);
 });
+
+test('summary flags follow k6: --summary-mode disabled / --no-summary / K6_SUMMARY_MODE, K6_SUMMARY_TREND_STATS', async () => {
+  const script = await writeScript(`
+export const options = { iterations: 1 };
+export default function () {}
+export function handleSummary() { return { [__ENV.MARK]: 'handleSummary ran' }; }`);
+  const exportFile = `${script}.summary.json`;
+  const mark = `${script}.handled.txt`;
+  const base = ['engine', 'run', script, '-q', '-e', `MARK=${mark}`, '--summary-export', exportFile];
+  for (const disabled of [
+    await plateau([...base, '--summary-mode', 'disabled']),
+    await plateau([...base, '--no-summary']),
+    await plateau(base, { env: { K6_SUMMARY_MODE: 'disabled' } }),
+  ]) {
+    assert.equal(disabled.code, 0, disabled.stderr);
+    assert.equal(disabled.stdout, '', 'no text summary');
+    await assert.rejects(readFile(exportFile), 'no summary export');
+    await assert.rejects(readFile(mark), 'handleSummary not called');
+  }
+
+  const withStats = await plateau([...base], { env: { K6_SUMMARY_TREND_STATS: 'avg,p(99)' } });
+  assert.equal(withStats.code, 0, withStats.stderr);
+  const exported = JSON.parse(await readFile(exportFile, 'utf8'));
+  assert.deepEqual(Object.keys(exported.metrics.iteration_duration).sort(), ['avg', 'p(99)']);
+  assert.equal(await readFile(mark, 'utf8'), 'handleSummary ran');
+
+  const bad = await plateau(base, { env: { K6_SUMMARY_MODE: 'verbose' } });
+  assert.equal(bad.code, 104);
+  assert.match(
+    bad.stderr,
+    /K6_SUMMARY_MODE: "verbose" is not a summary mode \(use compact, full, legacy, disabled\)/,
+  );
+});

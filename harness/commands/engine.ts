@@ -1,7 +1,13 @@
 // `plateau engine run|schedule`: the embedded k6-compatible engine, with k6's flags.
 import { type Command, Option } from 'commander';
 import { type ConfigProblem, ERROR_CODES, PlateauError } from '../../contract/index.ts';
-import { type OutputSpec, type Progress, runTest } from '../../engine/runner.ts';
+import {
+  type OutputSpec,
+  type Progress,
+  runTest,
+  SUMMARY_MODES,
+  type SummaryMode,
+} from '../../engine/runner.ts';
 import { printSchedule } from '../../engine/schedule-report.ts';
 import { setSignalPolicy } from '../lifecycle.ts';
 
@@ -64,6 +70,28 @@ function parseTags(values: string[], problems: ConfigProblem[]): Record<string, 
   return tags;
 }
 
+/**
+ * The summary mode from --summary-mode, K6_SUMMARY_MODE or --no-summary (k6 v1's flag for
+ * `disabled`), as k6 reads them: the flag wins over the environment.
+ */
+export function parseSummaryMode(
+  flag: string | undefined,
+  noSummary: boolean,
+  env: NodeJS.ProcessEnv,
+  problems: ConfigProblem[],
+): SummaryMode {
+  if (noSummary) return 'disabled';
+  const raw = flag ?? env.K6_SUMMARY_MODE;
+  if (raw === undefined || raw === '') return 'compact';
+  if ((SUMMARY_MODES as readonly string[]).includes(raw)) return raw as SummaryMode;
+  problems.push({
+    setting: flag === undefined ? 'K6_SUMMARY_MODE' : '--summary-mode',
+    message: `"${raw}" is not a summary mode`,
+    hint: `use ${SUMMARY_MODES.join(', ')}`,
+  });
+  return 'compact';
+}
+
 /** Throws one error naming every flag problem found. */
 function checkFlags(problems: ConfigProblem[]): void {
   if (problems.length > 0) throw PlateauError.invalidConfig(problems, 'flags');
@@ -101,7 +129,15 @@ dropped iterations, tags, thresholds) and writes k6's own output formats. Flags 
     .option('-e, --env <NAME=value>', 'environment variable for the script (repeatable)', collect, [])
     .option('-o, --out <type=arg>', 'output: csv=FILE[.gz] or json=FILE[.gz] (repeatable)', collect, [])
     .option('--summary-export <file>', 'write the end-of-test summary as k6 --summary-export JSON')
-    .option('--summary-trend-stats <stats>', 'comma-separated trend statistics, e.g. avg,p(95),p(99)')
+    .option(
+      '--summary-trend-stats <stats>',
+      'comma-separated trend statistics, e.g. avg,p(95),p(99) (or K6_SUMMARY_TREND_STATS)',
+    )
+    .option(
+      '--summary-mode <mode>',
+      'compact (default), full (printed as compact) or disabled: no summary, handleSummary or export (or K6_SUMMARY_MODE)',
+    )
+    .option('--no-summary', "k6 v1's flag for --summary-mode disabled")
     .option('--tag <NAME=VALUE>', 'tag added to every sample (repeatable)', collect, [])
     .option('--execution-segment <segment>', "this instance's share of the test, e.g. 0:1/2")
     .option('--execution-segment-sequence <sequence>', 'all segments of the test, e.g. 0,1/2,1')
@@ -132,6 +168,14 @@ Examples:
       const env = parseEnvFlags(options.env as string[], problems);
       const outputs = parseOutFlags(options.out as string[], problems);
       const tags = parseTags(options.tag as string[], problems);
+      const summaryMode = parseSummaryMode(
+        options.summaryMode as string | undefined,
+        options.summary === false,
+        process.env,
+        problems,
+      );
+      const trendStats =
+        (options.summaryTrendStats as string | undefined) ?? process.env.K6_SUMMARY_TREND_STATS;
       checkFlags(problems);
       const stop = new AbortController();
       const interactive = process.stderr.isTTY === true && options.quiet !== true;
@@ -141,10 +185,9 @@ Examples:
         includeSystemEnv: options.includeSystemEnvVars !== 'false' && options.includeSystemEnvVars !== false,
         outputs,
         ...(options.summaryExport ? { summaryExport: options.summaryExport as string } : {}),
+        summaryMode,
         overrides: {
-          ...(options.summaryTrendStats
-            ? { summaryTrendStats: String(options.summaryTrendStats).split(',') }
-            : {}),
+          ...(trendStats ? { summaryTrendStats: trendStats.split(',') } : {}),
           tags,
           noThresholds: options.thresholds === false,
           ...(options.insecureSkipTlsVerify === true ? { insecureSkipTLSVerify: true } : {}),
@@ -162,6 +205,11 @@ Examples:
       });
       // On SIGINT/SIGTERM the run stops starting iterations, writes what it gathered, then exits 105.
       setSignalPolicy({ exitCode: () => 105, onSignal: () => stop.abort(), drain: () => running });
+      if (summaryMode === 'full' || summaryMode === 'legacy') {
+        process.stderr.write(
+          `plateau engine: --summary-mode ${summaryMode} is printed as compact (the engine renders no per-group or per-scenario sections)\n`,
+        );
+      }
       const result = await running;
       if (interactive) process.stderr.write('\n');
       if (result.exitCode !== 0 && result.reason) process.stderr.write(`plateau engine: ${result.reason}\n`);
