@@ -129,3 +129,39 @@ export function handleSummary() { return { [__ENV.MARK]: 'handleSummary ran' }; 
     /K6_SUMMARY_MODE: "verbose" is not a summary mode \(use compact, full, legacy, disabled\)/,
   );
 });
+
+test('k6 shortcut flags: -u/--vus, -i/--iterations, -d/--duration, -s/--stage; bad values exit 104', async () => {
+  const server = await startTestServer();
+  const script = await writeScript(`
+import http from 'k6/http';
+export const options = { scenarios: { car: { executor: 'constant-arrival-rate', rate: 1, duration: '1m', preAllocatedVUs: 1 } } };
+export default async function () { await http.asyncRequest('GET', __ENV.TARGET + '/?vu=' + __VU); }`);
+  const exportFile = `${script}.summary.json`;
+  const run = await plateau([
+    'engine',
+    'run',
+    script,
+    '-q',
+    '-e',
+    `TARGET=${server.url}`,
+    '-u',
+    '2',
+    '-i',
+    '6',
+    '--summary-export',
+    exportFile,
+  ]);
+  assert.equal(run.code, 0, run.stderr);
+  const summary = JSON.parse(await readFile(exportFile, 'utf8'));
+  assert.equal(
+    summary.metrics.iterations.count,
+    6,
+    'the default scenario replaced the one-minute script scenario',
+  );
+  assert.equal(server.requests.length, 6);
+  const bad = await plateau(['engine', 'run', script, '-q', '--vus', '-1', '--stage', '30s', '-s', '10s:x']);
+  assert.equal(bad.code, 104);
+  assert.match(bad.stderr, /--vus: "-1" is not accepted/);
+  assert.match(bad.stderr, /--stage: "30s" is not accepted \(use DURATION:TARGET, e\.g\. 30s:10\)/);
+  assert.match(bad.stderr, /--stage: "10s:x" is not accepted/);
+});

@@ -84,3 +84,38 @@ test('command-line overrides win: trend stats, tags, no thresholds, segments', (
   assert.deepEqual(options.thresholds, {});
   assert.equal(options.executionSegment, '0:1/2');
 });
+
+test('command-line shortcuts outrank the script: --duration/--iterations/--stage replace its scenarios', () => {
+  const script = {
+    vus: 3,
+    iterations: 50,
+    scenarios: { car: { executor: 'constant-arrival-rate', rate: 10, duration: '1m', preAllocatedVUs: 2 } },
+  };
+  const byDuration = consolidateOptions(script, { shortcuts: { duration: '30s' } });
+  assert.deepEqual(
+    byDuration.scenarios.map((s) => [s.name, s.executor, 'vus' in s ? s.vus : undefined]),
+    [['default', 'constant-vus', 3]],
+    "the script's vus still sizes it; its iterations do not mix in",
+  );
+  const byIterations = consolidateOptions(script, { shortcuts: { vus: 2, iterations: 5 } });
+  const shared = byIterations.scenarios[0]!;
+  assert.equal(shared.executor, 'shared-iterations');
+  assert.ok(shared.executor === 'shared-iterations' && shared.vus === 2 && shared.iterations === 5);
+  const byStages = consolidateOptions(script, {
+    shortcuts: {
+      stages: [
+        { duration: '10s', target: 4 },
+        { duration: '5s', target: 0 },
+      ],
+    },
+  });
+  assert.equal(byStages.scenarios[0]!.executor, 'ramping-vus');
+  // --vus alone does not replace scenarios (k6 ignores it then).
+  assert.deepEqual(
+    consolidateOptions(script, { shortcuts: { vus: 9 } }).scenarios.map((s) => s.name),
+    ['car'],
+  );
+  // Without scenarios in the script, --vus sizes the script's own shortcut.
+  const own = consolidateOptions({ duration: '10s' }, { shortcuts: { vus: 7 } }).scenarios[0]!;
+  assert.ok(own.executor === 'constant-vus' && own.vus === 7);
+});

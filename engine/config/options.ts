@@ -58,6 +58,17 @@ export interface OptionOverrides {
   noThresholds?: boolean;
   insecureSkipTLSVerify?: boolean;
   throw?: boolean;
+  /**
+   * k6's shortcut flags (--vus, --duration, --iterations, --stage). As in k6, the command
+   * line outranks the script: a duration, iteration count or stages given here replace the
+   * script's scenarios with the one `default` scenario they describe.
+   */
+  shortcuts?: {
+    vus?: number;
+    duration?: string;
+    iterations?: number;
+    stages?: { duration: string; target: number }[];
+  };
   executionSegment?: string;
   executionSegmentSequence?: string;
 }
@@ -118,7 +129,18 @@ export function consolidateOptions(scriptOptions: unknown, overrides: OptionOver
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, String(v)]));
   };
 
-  const scenariosRaw = raw.scenarios ?? shortcutScenario(raw);
+  const cli = overrides.shortcuts ?? {};
+  const cliScenario = cli.duration !== undefined || cli.iterations !== undefined || cli.stages !== undefined;
+  const shortcuts = { ...raw, ...cli };
+  if (cliScenario) {
+    // The command line's shortcuts stand alone: none of the script's own shortcut values mix in.
+    for (const key of ['duration', 'iterations', 'stages'] as const) {
+      if (cli[key] === undefined) delete shortcuts[key];
+    }
+  }
+  const scenariosRaw = cliScenario
+    ? shortcutScenario(shortcuts)
+    : (raw.scenarios ?? shortcutScenario(shortcuts));
   const scenarios: ScenarioConfig[] = [];
   if (typeof scenariosRaw !== 'object' || scenariosRaw === null || Array.isArray(scenariosRaw)) {
     problems.push({

@@ -1,6 +1,7 @@
 // `plateau engine run|schedule`: the embedded k6-compatible engine, with k6's flags.
 import { type Command, Option } from 'commander';
 import { type ConfigProblem, ERROR_CODES, PlateauError } from '../../contract/index.ts';
+import type { OptionOverrides } from '../../engine/config/options.ts';
 import {
   type OutputSpec,
   type Progress,
@@ -92,6 +93,50 @@ export function parseSummaryMode(
   return 'compact';
 }
 
+/** k6's shortcut flags: --vus, --duration, --iterations and --stage (repeatable, `30s:10`). */
+export function parseShortcutFlags(
+  options: Record<string, unknown>,
+  problems: ConfigProblem[],
+): NonNullable<OptionOverrides['shortcuts']> {
+  const shortcuts: NonNullable<OptionOverrides['shortcuts']> = {};
+  const whole = (flag: string, raw: unknown): number | undefined => {
+    if (raw === undefined) return undefined;
+    const value = Number(raw);
+    if (String(raw).trim() === '' || !Number.isInteger(value) || value < 0) {
+      problems.push({
+        setting: flag,
+        message: `"${String(raw)}" is not accepted`,
+        hint: 'use a whole number, e.g. 10',
+      });
+      return undefined;
+    }
+    return value;
+  };
+  const vus = whole('--vus', options.vus);
+  if (vus !== undefined) shortcuts.vus = vus;
+  const iterations = whole('--iterations', options.iterations);
+  if (iterations !== undefined) shortcuts.iterations = iterations;
+  if (typeof options.duration === 'string') shortcuts.duration = options.duration;
+  const stages = (options.stage as string[] | undefined) ?? [];
+  if (stages.length > 0) {
+    shortcuts.stages = [];
+    for (const stage of stages) {
+      const colon = stage.lastIndexOf(':');
+      const target = Number(stage.slice(colon + 1));
+      if (colon <= 0 || !Number.isInteger(target) || target < 0 || stage.slice(colon + 1).trim() === '') {
+        problems.push({
+          setting: '--stage',
+          message: `"${stage}" is not accepted`,
+          hint: 'use DURATION:TARGET, e.g. 30s:10',
+        });
+        continue;
+      }
+      shortcuts.stages.push({ duration: stage.slice(0, colon), target });
+    }
+  }
+  return shortcuts;
+}
+
 /** Throws one error naming every flag problem found. */
 function checkFlags(problems: ConfigProblem[]): void {
   if (problems.length > 0) throw PlateauError.invalidConfig(problems, 'flags');
@@ -139,6 +184,24 @@ dropped iterations, tags, thresholds) and writes k6's own output formats. Flags 
     )
     .option('--no-summary', "k6 v1's flag for --summary-mode disabled")
     .option('--tag <NAME=VALUE>', 'tag added to every sample (repeatable)', collect, [])
+    .option(
+      '-u, --vus <n>',
+      'VUs of the default scenario (as k6; with no duration, iterations or stages it sizes the script’s shortcut options)',
+    )
+    .option(
+      '-d, --duration <duration>',
+      'run a constant-vus default scenario this long, replacing the script’s scenarios (as k6)',
+    )
+    .option(
+      '-i, --iterations <n>',
+      'run this many iterations shared by the VUs, replacing the script’s scenarios (as k6)',
+    )
+    .option(
+      '-s, --stage <DURATION:TARGET>',
+      'a ramping-vus stage, e.g. 30s:10 (repeatable; replaces the script’s scenarios, as k6)',
+      collect,
+      [],
+    )
     .option('--execution-segment <segment>', "this instance's share of the test, e.g. 0:1/2")
     .option('--execution-segment-sequence <sequence>', 'all segments of the test, e.g. 0,1/2,1')
     .option('--no-thresholds', 'do not evaluate thresholds')
@@ -168,6 +231,7 @@ Examples:
       const env = parseEnvFlags(options.env as string[], problems);
       const outputs = parseOutFlags(options.out as string[], problems);
       const tags = parseTags(options.tag as string[], problems);
+      const shortcuts = parseShortcutFlags(options, problems);
       const summaryMode = parseSummaryMode(
         options.summaryMode as string | undefined,
         options.summary === false,
@@ -189,6 +253,7 @@ Examples:
         overrides: {
           ...(trendStats ? { summaryTrendStats: trendStats.split(',') } : {}),
           tags,
+          shortcuts,
           noThresholds: options.thresholds === false,
           ...(options.insecureSkipTlsVerify === true ? { insecureSkipTLSVerify: true } : {}),
           ...(options.throw === true ? { throw: true } : {}),
