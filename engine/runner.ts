@@ -202,7 +202,7 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
 
     // setup()
     const setupVu = new VirtualUser(0, 0);
-    if (typeof exports.setup === 'function') {
+    if (typeof exports.setup === 'function' && !options.noSetup) {
       const data = await runLifecycle(
         runtime,
         setupVu,
@@ -235,7 +235,11 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
     config.onProgress?.(snapshot(runtime, executors));
 
     // teardown(), unless the run was interrupted by a signal.
-    if (typeof exports.teardown === 'function' && runtime.stopCause?.kind !== 'signal') {
+    if (
+      typeof exports.teardown === 'function' &&
+      !options.noTeardown &&
+      runtime.stopCause?.kind !== 'signal'
+    ) {
       await runLifecycle(
         runtime,
         setupVu,

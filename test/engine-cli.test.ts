@@ -165,3 +165,43 @@ export default async function () { await http.asyncRequest('GET', __ENV.TARGET +
   assert.match(bad.stderr, /--stage: "30s" is not accepted \(use DURATION:TARGET, e\.g\. 30s:10\)/);
   assert.match(bad.stderr, /--stage: "10s:x" is not accepted/);
 });
+
+test('k6 option flags: --user-agent, --max-redirects, --no-setup, --no-teardown, --setup-timeout; no-op --no-color', async () => {
+  const server = await startTestServer();
+  const script = await writeScript(`
+import http from 'k6/http';
+export const options = { iterations: 1, userAgent: 'from-the-script' };
+export function setup() { console.log('setup ran'); return { from: 'setup' }; }
+export default async function (data) {
+  console.log('data: ' + JSON.stringify(data));
+  await http.asyncRequest('GET', __ENV.TARGET + '/');
+}
+export function teardown() { console.log('teardown ran'); }`);
+  const run = await plateau([
+    'engine',
+    'run',
+    script,
+    '-q',
+    '-e',
+    `TARGET=${server.url}`,
+    '--user-agent',
+    'from-the-flag',
+    '--no-setup',
+    '--no-teardown',
+    '--no-color',
+    '--no-usage-report',
+  ]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(server.requests[0]?.headers['user-agent'], 'from-the-flag', 'the flag outranks the script');
+  const logs = run.stderr + run.stdout;
+  assert.ok(!logs.includes('setup ran') && !logs.includes('teardown ran'), logs);
+  assert.match(logs, /data: undefined/);
+
+  const bad = await plateau(['engine', 'run', script, '-q', '--max-redirects', 'many']);
+  assert.equal(bad.code, 104);
+  assert.match(bad.stderr, /--max-redirects: "many" is not accepted/);
+  // Option values from flags are checked as the script's would be.
+  const soon = await plateau(['engine', 'run', script, '-q', '--setup-timeout', 'soon']);
+  assert.equal(soon.code, 104);
+  assert.match(soon.stderr, /setupTimeout/);
+});

@@ -35,6 +35,9 @@ export interface TestOptions {
   insecureSkipTLSVerify: boolean;
   /** k6's `throw`: a request that fails (network, timeout, TLS, decompression) rejects instead of warning. */
   throw: boolean;
+  /** k6's noSetup / noTeardown (--no-setup, --no-teardown): skip setup() / teardown(). */
+  noSetup: boolean;
+  noTeardown: boolean;
   /** The User-Agent of requests that set none ('' sends none). */
   userAgent: string;
   /** k6's `hosts`: `name` → `ip` or `name:port` → `ip:port`, dialled instead of DNS. */
@@ -69,6 +72,12 @@ export interface OptionOverrides {
     iterations?: number;
     stages?: { duration: string; target: number }[];
   };
+  /**
+   * Script options set from the command line (k6's --user-agent, --max-redirects,
+   * --no-connection-reuse, …): they replace the script's values of the same name and are
+   * validated as if the script had set them.
+   */
+  options?: Record<string, unknown>;
   executionSegment?: string;
   executionSegmentSequence?: string;
 }
@@ -79,12 +88,13 @@ export interface OptionOverrides {
  */
 export function consolidateOptions(scriptOptions: unknown, overrides: OptionOverrides = {}): TestOptions {
   const problems: ConfigProblem[] = [];
-  const raw = (scriptOptions ?? {}) as Record<string, unknown>;
-  if (typeof raw !== 'object' || Array.isArray(raw)) {
+  const fromScript = (scriptOptions ?? {}) as Record<string, unknown>;
+  if (typeof fromScript !== 'object' || Array.isArray(fromScript)) {
     throw PlateauError.invalidConfig([
       { setting: 'options', message: 'is not an object', hint: 'export const options = { … }' },
     ]);
   }
+  const raw: Record<string, unknown> = { ...fromScript, ...(overrides.options ?? {}) };
   const duration = (value: unknown, setting: string, fallback: number): number => {
     if (value === undefined || value === null) return fallback;
     const ns = parseDurationNs(value);
@@ -334,6 +344,8 @@ export function consolidateOptions(scriptOptions: unknown, overrides: OptionOver
     noVUConnectionReuse: raw.noVUConnectionReuse === true,
     insecureSkipTLSVerify: overrides.insecureSkipTLSVerify ?? raw.insecureSkipTLSVerify === true,
     throw: overrides.throw ?? raw.throw === true,
+    noSetup: raw.noSetup === true,
+    noTeardown: raw.noTeardown === true,
     userAgent: String(userAgent),
     hosts: stringMap(raw.hosts, 'options.hosts'),
     tls: tlsSettings(raw, problems),

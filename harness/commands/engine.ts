@@ -137,6 +137,33 @@ export function parseShortcutFlags(
   return shortcuts;
 }
 
+/** k6 flags that set script options (the script's values of the same name give way). */
+export function scriptOptionFlags(
+  options: Record<string, unknown>,
+  problems: ConfigProblem[],
+): Record<string, unknown> {
+  const set: Record<string, unknown> = {};
+  if (typeof options.userAgent === 'string') set.userAgent = options.userAgent;
+  if (options.maxRedirects !== undefined) {
+    const value = Number(options.maxRedirects);
+    if (!Number.isInteger(value) || value < 0 || String(options.maxRedirects).trim() === '') {
+      problems.push({
+        setting: '--max-redirects',
+        message: `"${String(options.maxRedirects)}" is not accepted`,
+        hint: 'use a whole number, 0 for none',
+      });
+    } else set.maxRedirects = value;
+  }
+  if (options.connectionReuse === false) set.noConnectionReuse = true;
+  if (options.vuConnectionReuse === false) set.noVUConnectionReuse = true;
+  if (options.discardResponseBodies === true) set.discardResponseBodies = true;
+  if (typeof options.setupTimeout === 'string') set.setupTimeout = options.setupTimeout;
+  if (typeof options.teardownTimeout === 'string') set.teardownTimeout = options.teardownTimeout;
+  if (options.setup === false) set.noSetup = true;
+  if (options.teardown === false) set.noTeardown = true;
+  return set;
+}
+
 /** Throws one error naming every flag problem found. */
 function checkFlags(problems: ConfigProblem[]): void {
   if (problems.length > 0) throw PlateauError.invalidConfig(problems, 'flags');
@@ -206,6 +233,23 @@ dropped iterations, tags, thresholds) and writes k6's own output formats. Flags 
     .option('--execution-segment-sequence <sequence>', 'all segments of the test, e.g. 0,1/2,1')
     .option('--no-thresholds', 'do not evaluate thresholds')
     .option('--insecure-skip-tls-verify', 'accept any server certificate (as options.insecureSkipTLSVerify)')
+    .option('--user-agent <ua>', 'User-Agent of requests that set none (as options.userAgent)')
+    .option('--max-redirects <n>', 'redirects a request follows (as options.maxRedirects, default 10)')
+    .option('--no-connection-reuse', 'a new connection for every request (as options.noConnectionReuse)')
+    .option(
+      '--no-vu-connection-reuse',
+      "close a VU's connections after each iteration (as options.noVUConnectionReuse)",
+    )
+    .option('--discard-response-bodies', 'read and drop response bodies (as options.discardResponseBodies)')
+    .option('--setup-timeout <duration>', 'how long setup() may run (as options.setupTimeout, default 60s)')
+    .option(
+      '--teardown-timeout <duration>',
+      'how long teardown() may run (as options.teardownTimeout, default 60s)',
+    )
+    .option('--no-setup', 'do not run setup() (as options.noSetup)')
+    .option('--no-teardown', 'do not run teardown() (as options.noTeardown)')
+    .option('--no-color', "accepted for k6's command lines; the engine's output has no colour to turn off")
+    .option('--no-usage-report', "accepted for k6's command lines; the engine reports nothing anywhere")
     .option(
       '-w, --throw',
       'a failed request (network, timeout, TLS) throws in the script instead of warning (as options.throw)',
@@ -232,6 +276,7 @@ Examples:
       const outputs = parseOutFlags(options.out as string[], problems);
       const tags = parseTags(options.tag as string[], problems);
       const shortcuts = parseShortcutFlags(options, problems);
+      const optionFlags = scriptOptionFlags(options, problems);
       const summaryMode = parseSummaryMode(
         options.summaryMode as string | undefined,
         options.summary === false,
@@ -254,6 +299,7 @@ Examples:
           ...(trendStats ? { summaryTrendStats: trendStats.split(',') } : {}),
           tags,
           shortcuts,
+          options: optionFlags,
           noThresholds: options.thresholds === false,
           ...(options.insecureSkipTlsVerify === true ? { insecureSkipTLSVerify: true } : {}),
           ...(options.throw === true ? { throw: true } : {}),
