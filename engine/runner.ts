@@ -1,4 +1,6 @@
 // Runs a k6 script end to end: init, setup, scenarios, teardown, thresholds, summary.
+import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ERROR_CODES, isPlateauError, PlateauError } from '../contract/index.ts';
@@ -67,6 +69,8 @@ export interface RunConfig {
    * export (k6's --no-summary).
    */
   summaryMode?: SummaryMode;
+  /** k6's --console-output: the script's console lines are appended to this file instead of stderr. */
+  consoleOutput?: string;
   overrides?: OptionOverrides;
   logger?: Logger;
   /** Where the text summary and handleSummary's `stdout` go; default process.stdout. */
@@ -123,7 +127,16 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
 
   try {
     // Init: load the script with the engine's k6 modules.
-    const exports = await loadScript(config.script, table.modules, scriptGlobals(runtime), logger);
+    const consoleLogger = config.consoleOutput
+      ? await fileLogger(config.consoleOutput, startedMs, cleanups)
+      : logger;
+    const exports = await loadScript(
+      config.script,
+      table.modules,
+      scriptGlobals(runtime),
+      logger,
+      consoleLogger,
+    );
 
     // Options, thresholds, segments and outputs: all config problems before anything runs.
     options = consolidateOptions(exports.options, config.overrides);
@@ -273,6 +286,32 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
     for (const output of outputs) await output.stop().catch(() => undefined);
     for (const cleanup of cleanups) await cleanup();
   }
+}
+
+/**
+ * A logger appending k6's text log lines to `path` (closed by a cleanup). An unwritable path
+ * is a configuration error, found before the test starts.
+ */
+async function fileLogger(
+  path: string,
+  startedMs: number,
+  cleanups: (() => void | Promise<void>)[],
+): Promise<Logger> {
+  const stream = createWriteStream(path, { flags: 'a' });
+  try {
+    await once(stream, 'open');
+  } catch (error) {
+    throw new PlateauError(
+      ERROR_CODES.INPUT,
+      `cannot write the console output to ${path}: ${describe(error)}`,
+      {
+        hint: 'pass --console-output a file in a directory that exists and can be written',
+        cause: error,
+      },
+    );
+  }
+  cleanups.push(() => new Promise<void>((resolve) => stream.end(resolve)));
+  return stderrLogger(startedMs, (line) => stream.write(line), false);
 }
 
 /** Final thresholds, summary (handleSummary, export, text) and the exit code. */

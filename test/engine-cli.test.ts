@@ -205,3 +205,20 @@ export function teardown() { console.log('teardown ran'); }`);
   assert.equal(soon.code, 104);
   assert.match(soon.stderr, /setupTimeout/);
 });
+
+test('--console-output appends the script’s console lines to a file, not stderr; an unwritable path exits 104', async () => {
+  const script = await writeScript(`
+export const options = { iterations: 2 };
+export default function () { console.log('iteration says hi'); }`);
+  const file = `${script}.console.log`;
+  const run = await plateau(['engine', 'run', script, '-q', '--console-output', file]);
+  assert.equal(run.code, 0, run.stderr);
+  assert.ok(!run.stderr.includes('iteration says hi'), 'not on stderr');
+  const lines = (await readFile(file, 'utf8')).trim().split('\n');
+  assert.equal(lines.length, 2);
+  for (const line of lines)
+    assert.match(line, /^time="[^"]+" level=info msg="iteration says hi" source=console$/);
+  const bad = await plateau(['engine', 'run', script, '-q', '--console-output', '/no/such/dir/console.log']);
+  assert.equal(bad.code, 104);
+  assert.match(bad.stderr, /cannot write the console output to \/no\/such\/dir\/console\.log/);
+});

@@ -46,6 +46,8 @@ export async function loadScript(
   modules: ModuleTable,
   globals: ScriptGlobals,
   logger: Logger,
+  /** Where the script's console goes (k6's --console-output); default `logger`. */
+  consoleLogger: Logger = logger,
 ): Promise<Record<string, unknown>> {
   const absolute = resolve(scriptPath);
   let code: string;
@@ -83,7 +85,7 @@ export async function loadScript(
   globalThis.__plateau = {
     modules,
     globals,
-    console: scriptConsole(logger),
+    console: scriptConsole(consoleLogger),
     open: initOpen(dirname(absolute), init),
   };
   const dir = await mkdtemp(join(tmpdir(), 'plateau-script-'));

@@ -16,8 +16,8 @@ const SHORT: Record<LogLevel, string> = { debug: 'DEBU', info: 'INFO', warning: 
 export function stderrLogger(
   startMs: number,
   write: (line: string) => void = (l) => process.stderr.write(l),
+  tty = process.stderr.isTTY === true,
 ): Logger {
-  const tty = process.stderr.isTTY === true;
   return {
     log(level, message, fields = {}) {
       const extra = Object.entries(fields)

@@ -248,6 +248,10 @@ dropped iterations, tags, thresholds) and writes k6's own output formats. Flags 
     )
     .option('--no-setup', 'do not run setup() (as options.noSetup)')
     .option('--no-teardown', 'do not run teardown() (as options.noTeardown)')
+    .option(
+      '--console-output <file>',
+      "append the script's console output to a file instead of stderr (as k6)",
+    )
     .option('--no-color', "accepted for k6's command lines; the engine's output has no colour to turn off")
     .option('--no-usage-report', "accepted for k6's command lines; the engine reports nothing anywhere")
     .option(
@@ -295,6 +299,7 @@ Examples:
         outputs,
         ...(options.summaryExport ? { summaryExport: options.summaryExport as string } : {}),
         summaryMode,
+        ...(typeof options.consoleOutput === 'string' ? { consoleOutput: options.consoleOutput } : {}),
         overrides: {
           ...(trendStats ? { summaryTrendStats: trendStats.split(',') } : {}),
           tags,
