@@ -42,6 +42,7 @@ const settings: RuntimeSettings = {
   noVUConnectionReuse: false,
   insecureSkipTLSVerify: false,
   throw: false,
+  httpDebug: '',
   userAgent: '',
   hosts: {},
   tls: { auth: [] },

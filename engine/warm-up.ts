@@ -181,7 +181,7 @@ export async function rehearseHotPath(
   const runtime = new TestRuntime({ registry, logger: silent, env: {}, runTags: {}, outputs });
   // The test's settings, except its hosts mapping: nothing may send the rehearsal's
   // requests anywhere but its own sink on 127.0.0.1.
-  if (like.settings) runtime.applySettings({ ...like.settings, hosts: {} });
+  if (like.settings) runtime.applySettings({ ...like.settings, hosts: {}, httpDebug: '' });
   if (like.thresholds) registry.applyThresholds(like.thresholds);
   const http = createHttpModule(runtime);
   const rate = Math.max(1, Math.round(Math.min(limits.maxRate, peakRate)));

@@ -222,3 +222,39 @@ export default function () { console.log('iteration says hi'); }`);
   assert.equal(bad.code, 104);
   assert.match(bad.stderr, /cannot write the console output to \/no\/such\/dir\/console\.log/);
 });
+
+test('--http-debug logs each request and response; =full adds bodies; a bad mode exits 104', async () => {
+  const server = await startTestServer();
+  const script = await writeScript(`
+import http from 'k6/http';
+export const options = { iterations: 1 };
+export default async function () { await http.asyncRequest('POST', __ENV.TARGET + '/debug?x=1', 'hello-body'); }`);
+  const headers = await plateau([
+    'engine',
+    'run',
+    script,
+    '-q',
+    '-e',
+    `TARGET=${server.url}`,
+    '--http-debug',
+  ]);
+  assert.equal(headers.code, 0, headers.stderr);
+  assert.match(headers.stderr, /Request:\\nPOST \/debug\?x=1 HTTP\/1\.1\\nHost: 127\.0\.0\.1:\d+/);
+  assert.match(headers.stderr, /Response:\\nHTTP\/1\.1 200 OK/);
+  assert.match(headers.stderr, /source=http-debug/);
+  assert.ok(!headers.stderr.includes('hello-body'), 'no bodies without =full');
+  const full = await plateau([
+    'engine',
+    'run',
+    script,
+    '-q',
+    '-e',
+    `TARGET=${server.url}`,
+    '--http-debug=full',
+  ]);
+  assert.equal(full.code, 0, full.stderr);
+  assert.match(full.stderr, /hello-body/);
+  const bad = await plateau(['engine', 'run', script, '-q', '--http-debug=bodies']);
+  assert.equal(bad.code, 104);
+  assert.match(bad.stderr, /--http-debug: "bodies" is not accepted/);
+});

@@ -35,6 +35,8 @@ export interface TestOptions {
   insecureSkipTLSVerify: boolean;
   /** k6's `throw`: a request that fails (network, timeout, TLS, decompression) rejects instead of warning. */
   throw: boolean;
+  /** k6's httpDebug (--http-debug[=full]): log each request and response, with bodies when 'full'. */
+  httpDebug: '' | 'headers' | 'full';
   /** k6's noSetup / noTeardown (--no-setup, --no-teardown): skip setup() / teardown(). */
   noSetup: boolean;
   noTeardown: boolean;
@@ -344,6 +346,12 @@ export function consolidateOptions(scriptOptions: unknown, overrides: OptionOver
     noVUConnectionReuse: raw.noVUConnectionReuse === true,
     insecureSkipTLSVerify: overrides.insecureSkipTLSVerify ?? raw.insecureSkipTLSVerify === true,
     throw: overrides.throw ?? raw.throw === true,
+    httpDebug:
+      raw.httpDebug === 'full'
+        ? 'full'
+        : raw.httpDebug === true || raw.httpDebug === 'headers'
+          ? 'headers'
+          : '',
     noSetup: raw.noSetup === true,
     noTeardown: raw.noTeardown === true,
     userAgent: String(userAgent),

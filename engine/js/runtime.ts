@@ -20,6 +20,7 @@ export type RuntimeSettings = Pick<
   | 'noVUConnectionReuse'
   | 'insecureSkipTLSVerify'
   | 'throw'
+  | 'httpDebug'
   | 'userAgent'
   | 'hosts'
   | 'tls'
@@ -94,6 +95,8 @@ export class TestRuntime {
   noVUConnectionReuse = false;
   /** options.insecureSkipTLSVerify: accept any server certificate. */
   insecureSkipTLSVerify = false;
+  /** options.httpDebug: '' (off), 'headers' or 'full' (with bodies). */
+  httpDebug: '' | 'headers' | 'full' = '';
   /** options.throw: a failed request rejects its promise instead of logging a warning. */
   throwOnRequestError = false;
   /** options.userAgent: sent by requests that set no User-Agent ('' for none). */
@@ -127,6 +130,7 @@ export class TestRuntime {
     this.noVUConnectionReuse = settings.noVUConnectionReuse;
     this.insecureSkipTLSVerify = settings.insecureSkipTLSVerify;
     this.throwOnRequestError = settings.throw;
+    this.httpDebug = settings.httpDebug;
     this.userAgent = settings.userAgent;
     this.hosts = settings.hosts;
     this.tls = settings.tls;

@@ -159,6 +159,15 @@ export function scriptOptionFlags(
   if (options.discardResponseBodies === true) set.discardResponseBodies = true;
   if (typeof options.setupTimeout === 'string') set.setupTimeout = options.setupTimeout;
   if (typeof options.teardownTimeout === 'string') set.teardownTimeout = options.teardownTimeout;
+  if (options.httpDebug === true) set.httpDebug = 'headers';
+  else if (options.httpDebug === 'full') set.httpDebug = 'full';
+  else if (options.httpDebug !== undefined) {
+    problems.push({
+      setting: '--http-debug',
+      message: `"${String(options.httpDebug)}" is not accepted`,
+      hint: 'use --http-debug for headers or --http-debug=full for bodies too',
+    });
+  }
   if (options.setup === false) set.noSetup = true;
   if (options.teardown === false) set.noTeardown = true;
   return set;
@@ -248,6 +257,7 @@ dropped iterations, tags, thresholds) and writes k6's own output formats. Flags 
     )
     .option('--no-setup', 'do not run setup() (as options.noSetup)')
     .option('--no-teardown', 'do not run teardown() (as options.noTeardown)')
+    .option('--http-debug [full]', 'log every request and response (headers; with =full, bodies too), as k6')
     .option(
       '--console-output <file>',
       "append the script's console output to a file instead of stderr (as k6)",

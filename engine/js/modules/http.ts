@@ -409,6 +409,13 @@ class InFlightRequest implements TracedHandler, Expiring {
   }
 
   /** The request's timings at `ended` (see the class comment). */
+  /** The response's status line and headers, as --http-debug prints them. */
+  #responseHead(status: number): string {
+    const lines = [`${this.#proto} ${this.#statusText || status}`];
+    for (const [name, value] of Object.entries(this.#headers)) lines.push(`${name}: ${value}`);
+    return lines.join('\n');
+  }
+
   #timings(ended: number): Timings {
     const connected = this.#tlsDone || this.#connectDone || this.#assigned;
     // As in k6, a request that failed before its first response byte has no waiting time:
@@ -466,6 +473,9 @@ class InFlightRequest implements TracedHandler, Expiring {
       if (errorText !== '') tags.error = errorText;
       emitRequest(runtime, this.#metrics, tags, timings, expected, ended);
     }
+    if (runtime.httpDebug !== '' && !context?.interrupted) {
+      logHttpDebug(runtime, context, spec, failed ? undefined : this.#responseHead(status), decoded.body);
+    }
     // k6: with options.throw a failed request (network, timeout, TLS, a body that does not
     // decompress) throws in the script; without it, it warns and returns the response.
     if ((failed || decoded.error !== undefined) && runtime.throwOnRequestError) {
@@ -498,6 +508,40 @@ class InFlightRequest implements TracedHandler, Expiring {
 }
 
 function noop(): void {}
+
+/**
+ * k6's --http-debug: the request and the response as they went over the wire, logged at info
+ * with `source=http-debug`; bodies only with --http-debug=full (binary ones as a byte count).
+ */
+function logHttpDebug(
+  runtime: TestRuntime,
+  context: IterationContext | undefined,
+  spec: RequestSpec,
+  responseHead: string | undefined,
+  body: unknown,
+): void {
+  const full = runtime.httpDebug === 'full';
+  const requestLines = [`${spec.method} ${spec.url.path} HTTP/1.1`, `Host: ${spec.url.host}`];
+  for (const [name, value] of Object.entries(spec.headers)) requestLines.push(`${name}: ${value}`);
+  let text = `Request:\n${requestLines.join('\n')}\n\n`;
+  if (full && spec.payload) text += `${spec.payload.toString('utf8')}\n`;
+  if (responseHead !== undefined) {
+    text += `Response:\n${responseHead}\n\n`;
+    if (full && body !== null && body !== undefined) {
+      text +=
+        typeof body === 'string'
+          ? `${body}\n`
+          : `[${(body as ArrayBuffer).byteLength} bytes of binary body]\n`;
+    }
+  }
+  const fields: Record<string, string> = { source: 'http-debug' };
+  if (context) {
+    fields.vu = String(context.vu.idInInstance);
+    fields.iter = String(context.vuIterationInInstance);
+    if (context.scenario) fields.scenario = context.scenario.name;
+  }
+  runtime.logger.log('info', text, fields);
+}
 
 /**
  * The next hop of a redirect, with Go's rules: 301/302/303 turn a request other than
