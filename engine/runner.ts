@@ -12,7 +12,7 @@ import { type Executor, maxPlannedVUs, sleepUnless, VuPool } from './executor/ex
 import { Interrupt } from './executor/interrupt.ts';
 import { type IterationContext, runInContext, VirtualUser } from './js/context.ts';
 import { describe, loadScript } from './js/loader.ts';
-import { type Logger, stderrLogger } from './js/logger.ts';
+import { type Logger, stderrLogger, withoutDebug } from './js/logger.ts';
 import { createModuleTable, scriptGlobals } from './js/modules/index.ts';
 import { nowMs, TestRuntime } from './js/runtime.ts';
 import { MetricRegistry } from './metrics/registry.ts';
@@ -107,7 +107,7 @@ export interface RunResult {
  */
 export async function runTest(config: RunConfig): Promise<RunResult> {
   const startedMs = Date.now();
-  const logger = config.logger ?? stderrLogger(startedMs);
+  const logger = config.logger ?? withoutDebug(stderrLogger(startedMs));
   const write = config.stdout ?? ((text: string) => process.stdout.write(text));
   const env = { ...(config.includeSystemEnv === false ? {} : stringEnv(process.env)), ...(config.env ?? {}) };
   const outputs: Output[] = [];

@@ -258,3 +258,27 @@ export default async function () { await http.asyncRequest('POST', __ENV.TARGET 
   assert.equal(bad.code, 104);
   assert.match(bad.stderr, /--http-debug: "bodies" is not accepted/);
 });
+
+test('-v/--verbose shows console.debug; --log-output routes log lines (stdout, none, file=PATH); a bad value exits 104', async () => {
+  const script = await writeScript(`
+export const options = { iterations: 1 };
+export default function () { console.debug('a debug line'); console.warn('a warning line'); }`);
+  const quiet = await plateau(['engine', 'run', script, '-q', '--no-summary']);
+  assert.equal(quiet.code, 0, quiet.stderr);
+  assert.ok(!quiet.stderr.includes('a debug line'), 'console.debug only with --verbose, as k6');
+  assert.match(quiet.stderr, /a warning line/);
+  const verbose = await plateau(['engine', 'run', script, '-q', '--no-summary', '-v']);
+  assert.match(verbose.stderr, /level=debug msg="a debug line"/);
+  const toStdout = await plateau(['engine', 'run', script, '-q', '--no-summary', '--log-output', 'stdout']);
+  assert.match(toStdout.stdout, /a warning line/);
+  assert.ok(!toStdout.stderr.includes('a warning line'));
+  const none = await plateau(['engine', 'run', script, '-q', '--no-summary', '--log-output', 'none']);
+  assert.ok(!none.stderr.includes('a warning line') && !none.stdout.includes('a warning line'));
+  const file = `${script}.log`;
+  const toFile = await plateau(['engine', 'run', script, '-q', '--no-summary', `--log-output=file=${file}`]);
+  assert.equal(toFile.code, 0, toFile.stderr);
+  assert.match(await readFile(file, 'utf8'), /level=warning msg="a warning line" source=console/);
+  const bad = await plateau(['engine', 'run', script, '-q', '--log-output', 'loki']);
+  assert.equal(bad.code, 104);
+  assert.match(bad.stderr, /--log-output: "loki" is not accepted \(use stderr, stdout, none or file=PATH\)/);
+});

@@ -165,7 +165,8 @@ function scriptConsole(logger: Logger): Console {
     info: at('info'),
     warn: at('warning'),
     error: at('error'),
-    debug: () => {},
+    // k6 prints console.debug only with --verbose: the logger decides (see withoutDebug).
+    debug: at('debug'),
   } as Console;
 }
 

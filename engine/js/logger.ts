@@ -7,6 +7,15 @@ export interface Logger {
   log(level: LogLevel, message: string, fields?: Record<string, string>): void;
 }
 
+/** `logger` without its debug lines: k6 shows them only with --verbose. */
+export function withoutDebug(logger: Logger): Logger {
+  return {
+    log(level, message, fields) {
+      if (level !== 'debug') logger.log(level, message, fields);
+    },
+  };
+}
+
 const SHORT: Record<LogLevel, string> = { debug: 'DEBU', info: 'INFO', warning: 'WARN', error: 'ERRO' };
 
 /**

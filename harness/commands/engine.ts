@@ -1,7 +1,9 @@
 // `plateau engine run|schedule`: the embedded k6-compatible engine, with k6's flags.
+import { createWriteStream } from 'node:fs';
 import { type Command, Option } from 'commander';
 import { type ConfigProblem, ERROR_CODES, PlateauError } from '../../contract/index.ts';
 import type { OptionOverrides } from '../../engine/config/options.ts';
+import { type Logger, stderrLogger, withoutDebug } from '../../engine/js/logger.ts';
 import {
   type OutputSpec,
   type Progress,
@@ -173,6 +175,47 @@ export function scriptOptionFlags(
   return set;
 }
 
+/**
+ * The engine's log lines as k6's --log-output and --verbose route them: `stderr` (default),
+ * `stdout`, `none` or `file=PATH` (appended); debug lines (console.debug among them) only
+ * with --verbose. A bad value is a flag problem.
+ */
+export function cliLogger(
+  logOutput: string | undefined,
+  verbose: boolean,
+  problems: ConfigProblem[],
+): { logger: Logger; close: () => Promise<void> } {
+  const startedMs = Date.now();
+  const filtered = (logger: Logger) => (verbose ? logger : withoutDebug(logger));
+  const none = { logger: { log: () => undefined }, close: async () => undefined };
+  if (logOutput === undefined || logOutput === 'stderr') {
+    return { logger: filtered(stderrLogger(startedMs)), close: async () => undefined };
+  }
+  if (logOutput === 'stdout') {
+    const logger = stderrLogger(
+      startedMs,
+      (line) => process.stdout.write(line),
+      process.stdout.isTTY === true,
+    );
+    return { logger: filtered(logger), close: async () => undefined };
+  }
+  if (logOutput === 'none') return none;
+  if (logOutput.startsWith('file=') && logOutput.length > 'file='.length) {
+    const stream = createWriteStream(logOutput.slice('file='.length), { flags: 'a' });
+    stream.on('error', (error) => process.stderr.write(`plateau engine: --log-output: ${error.message}\n`));
+    return {
+      logger: filtered(stderrLogger(startedMs, (line) => stream.write(line), false)),
+      close: () => new Promise<void>((resolve) => stream.end(resolve)),
+    };
+  }
+  problems.push({
+    setting: '--log-output',
+    message: `"${logOutput}" is not accepted`,
+    hint: 'use stderr, stdout, none or file=PATH',
+  });
+  return none;
+}
+
 /** Throws one error naming every flag problem found. */
 function checkFlags(problems: ConfigProblem[]): void {
   if (problems.length > 0) throw PlateauError.invalidConfig(problems, 'flags');
@@ -272,6 +315,8 @@ dropped iterations, tags, thresholds) and writes k6's own output formats. Flags 
       new Option('--include-system-env-vars [bool]', 'pass the system environment to __ENV').default(true),
     )
     .option('-q, --quiet', 'no progress output')
+    .option('-v, --verbose', 'also print debug lines, console.debug among them (as k6)')
+    .option('--log-output <where>', 'where log lines go: stderr (default), stdout, none or file=PATH (as k6)')
     .option(
       '--no-warm-up',
       'skip the rehearsal (1–3 s, against a local sink, never the target) that warms the engine before a test of 1,000/s or more',
@@ -291,6 +336,7 @@ Examples:
       const tags = parseTags(options.tag as string[], problems);
       const shortcuts = parseShortcutFlags(options, problems);
       const optionFlags = scriptOptionFlags(options, problems);
+      const logs = cliLogger(options.logOutput as string | undefined, options.verbose === true, problems);
       const summaryMode = parseSummaryMode(
         options.summaryMode as string | undefined,
         options.summary === false,
@@ -309,6 +355,7 @@ Examples:
         outputs,
         ...(options.summaryExport ? { summaryExport: options.summaryExport as string } : {}),
         summaryMode,
+        logger: logs.logger,
         ...(typeof options.consoleOutput === 'string' ? { consoleOutput: options.consoleOutput } : {}),
         overrides: {
           ...(trendStats ? { summaryTrendStats: trendStats.split(',') } : {}),
@@ -336,7 +383,7 @@ Examples:
           `plateau engine: --summary-mode ${summaryMode} is printed as compact (the engine renders no per-group or per-scenario sections)\n`,
         );
       }
-      const result = await running;
+      const result = await running.finally(logs.close);
       if (interactive) process.stderr.write('\n');
       if (result.exitCode !== 0 && result.reason) process.stderr.write(`plateau engine: ${result.reason}\n`);
       process.exitCode = result.exitCode;
