@@ -282,3 +282,24 @@ export default function () { console.debug('a debug line'); console.warn('a warn
   assert.equal(bad.code, 104);
   assert.match(bad.stderr, /--log-output: "loki" is not accepted \(use stderr, stdout, none or file=PATH\)/);
 });
+
+test('K6_* environment variables configure engine run as in k6: below flags, above the script', async () => {
+  const script = await writeScript(`
+export const options = { iterations: 1 };
+export function setup() { console.log('setup ran'); }
+export default function () {}`);
+  const exportFile = `${script}.env-summary.json`;
+  const iterationsOf = async (run: { code: number | null; stderr: string }) => {
+    assert.equal(run.code, 0, run.stderr);
+    return JSON.parse(await readFile(exportFile, 'utf8')).metrics.iterations.count as number;
+  };
+  const env = { K6_VUS: '2', K6_ITERATIONS: '6', K6_NO_SETUP: 'true', K6_SUMMARY_EXPORT: exportFile };
+  const fromEnv = await plateau(['engine', 'run', script, '-q'], { env });
+  assert.equal(await iterationsOf(fromEnv), 6, 'K6_ITERATIONS outranks the script');
+  assert.ok(!fromEnv.stderr.includes('setup ran'), 'K6_NO_SETUP=true skips setup()');
+  const flagWins = await plateau(['engine', 'run', script, '-q', '-i', '3'], { env });
+  assert.equal(await iterationsOf(flagWins), 3, 'a flag outranks the environment');
+  const bad = await plateau(['engine', 'run', script, '-q'], { env: { K6_THROW: 'maybe' } });
+  assert.equal(bad.code, 104);
+  assert.match(bad.stderr, /K6_THROW: "maybe" is not accepted \(use true or false\)/);
+});

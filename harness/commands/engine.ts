@@ -216,6 +216,65 @@ export function cliLogger(
   return none;
 }
 
+/** k6's environment variables for flags that take a value: the flag wins, then the variable. */
+const K6_VALUE_ENV: Readonly<Record<string, string>> = {
+  '--vus': 'K6_VUS',
+  '--duration': 'K6_DURATION',
+  '--iterations': 'K6_ITERATIONS',
+  '--user-agent': 'K6_USER_AGENT',
+  '--max-redirects': 'K6_MAX_REDIRECTS',
+  '--setup-timeout': 'K6_SETUP_TIMEOUT',
+  '--teardown-timeout': 'K6_TEARDOWN_TIMEOUT',
+  '--summary-export': 'K6_SUMMARY_EXPORT',
+  '--console-output': 'K6_CONSOLE_OUTPUT',
+  '--log-output': 'K6_LOG_OUTPUT',
+};
+
+/** An option that k6 also reads from an environment variable (K6_VALUE_ENV), so the help says which. */
+function k6Option(flags: string, description: string): Option {
+  const option = new Option(flags, description);
+  const variable = K6_VALUE_ENV[option.long ?? ''];
+  return variable ? option.env(variable) : option;
+}
+
+/** k6's environment variables for on/off flags: the option key, and its value when on. */
+const K6_SWITCH_ENV: Readonly<Record<string, { key: string; on: unknown }>> = {
+  K6_NO_CONNECTION_REUSE: { key: 'connectionReuse', on: false },
+  K6_NO_VU_CONNECTION_REUSE: { key: 'vuConnectionReuse', on: false },
+  K6_DISCARD_RESPONSE_BODIES: { key: 'discardResponseBodies', on: true },
+  K6_NO_SETUP: { key: 'setup', on: false },
+  K6_NO_TEARDOWN: { key: 'teardown', on: false },
+  K6_THROW: { key: 'throw', on: true },
+  K6_INSECURE_SKIP_TLS_VERIFY: { key: 'insecureSkipTlsVerify', on: true },
+  K6_NO_THRESHOLDS: { key: 'thresholds', on: false },
+  K6_HTTP_DEBUG: { key: 'httpDebug', on: true },
+};
+
+/**
+ * Applies k6's on/off environment variables (true/false/1/0; K6_HTTP_DEBUG also `full`),
+ * K6_STAGES and K6_OUT to `options` where the command line did not set them, as k6 ranks
+ * them: flag, then environment, then the script.
+ */
+export function applyK6Environment(
+  command: Command,
+  options: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+  problems: ConfigProblem[],
+): void {
+  const fromCli = (key: string) => command.getOptionValueSource(key) === 'cli';
+  for (const [name, { key, on }] of Object.entries(K6_SWITCH_ENV)) {
+    const raw = env[name];
+    if (raw === undefined || raw === '' || fromCli(key)) continue;
+    if (name === 'K6_HTTP_DEBUG' && raw === 'full') options[key] = 'full';
+    else if (raw === 'true' || raw === '1') options[key] = on;
+    else if (raw !== 'false' && raw !== '0') {
+      problems.push({ setting: name, message: `"${raw}" is not accepted`, hint: 'use true or false' });
+    }
+  }
+  if (env.K6_STAGES && !fromCli('stage')) options.stage = env.K6_STAGES.split(',');
+  if (env.K6_OUT && !fromCli('out')) options.out = [env.K6_OUT];
+}
+
 /** Throws one error naming every flag problem found. */
 function checkFlags(problems: ConfigProblem[]): void {
   if (problems.length > 0) throw PlateauError.invalidConfig(problems, 'flags');
@@ -252,7 +311,9 @@ dropped iterations, tags, thresholds) and writes k6's own output formats. Flags 
     )
     .option('-e, --env <NAME=value>', 'environment variable for the script (repeatable)', collect, [])
     .option('-o, --out <type=arg>', 'output: csv=FILE[.gz] or json=FILE[.gz] (repeatable)', collect, [])
-    .option('--summary-export <file>', 'write the end-of-test summary as k6 --summary-export JSON')
+    .addOption(
+      k6Option('--summary-export <file>', 'write the end-of-test summary as k6 --summary-export JSON'),
+    )
     .option(
       '--summary-trend-stats <stats>',
       'comma-separated trend statistics, e.g. avg,p(95),p(99) (or K6_SUMMARY_TREND_STATS)',
@@ -263,17 +324,23 @@ dropped iterations, tags, thresholds) and writes k6's own output formats. Flags 
     )
     .option('--no-summary', "k6 v1's flag for --summary-mode disabled")
     .option('--tag <NAME=VALUE>', 'tag added to every sample (repeatable)', collect, [])
-    .option(
-      '-u, --vus <n>',
-      'VUs of the default scenario (as k6; with no duration, iterations or stages it sizes the script’s shortcut options)',
+    .addOption(
+      k6Option(
+        '-u, --vus <n>',
+        'VUs of the default scenario (as k6; with no duration, iterations or stages it sizes the script’s shortcut options)',
+      ),
     )
-    .option(
-      '-d, --duration <duration>',
-      'run a constant-vus default scenario this long, replacing the script’s scenarios (as k6)',
+    .addOption(
+      k6Option(
+        '-d, --duration <duration>',
+        'run a constant-vus default scenario this long, replacing the script’s scenarios (as k6)',
+      ),
     )
-    .option(
-      '-i, --iterations <n>',
-      'run this many iterations shared by the VUs, replacing the script’s scenarios (as k6)',
+    .addOption(
+      k6Option(
+        '-i, --iterations <n>',
+        'run this many iterations shared by the VUs, replacing the script’s scenarios (as k6)',
+      ),
     )
     .option(
       '-s, --stage <DURATION:TARGET>',
@@ -285,25 +352,36 @@ dropped iterations, tags, thresholds) and writes k6's own output formats. Flags 
     .option('--execution-segment-sequence <sequence>', 'all segments of the test, e.g. 0,1/2,1')
     .option('--no-thresholds', 'do not evaluate thresholds')
     .option('--insecure-skip-tls-verify', 'accept any server certificate (as options.insecureSkipTLSVerify)')
-    .option('--user-agent <ua>', 'User-Agent of requests that set none (as options.userAgent)')
-    .option('--max-redirects <n>', 'redirects a request follows (as options.maxRedirects, default 10)')
+    .addOption(k6Option('--user-agent <ua>', 'User-Agent of requests that set none (as options.userAgent)'))
+    .addOption(
+      k6Option('--max-redirects <n>', 'redirects a request follows (as options.maxRedirects, default 10)'),
+    )
     .option('--no-connection-reuse', 'a new connection for every request (as options.noConnectionReuse)')
     .option(
       '--no-vu-connection-reuse',
       "close a VU's connections after each iteration (as options.noVUConnectionReuse)",
     )
     .option('--discard-response-bodies', 'read and drop response bodies (as options.discardResponseBodies)')
-    .option('--setup-timeout <duration>', 'how long setup() may run (as options.setupTimeout, default 60s)')
-    .option(
-      '--teardown-timeout <duration>',
-      'how long teardown() may run (as options.teardownTimeout, default 60s)',
+    .addOption(
+      k6Option(
+        '--setup-timeout <duration>',
+        'how long setup() may run (as options.setupTimeout, default 60s)',
+      ),
+    )
+    .addOption(
+      k6Option(
+        '--teardown-timeout <duration>',
+        'how long teardown() may run (as options.teardownTimeout, default 60s)',
+      ),
     )
     .option('--no-setup', 'do not run setup() (as options.noSetup)')
     .option('--no-teardown', 'do not run teardown() (as options.noTeardown)')
     .option('--http-debug [full]', 'log every request and response (headers; with =full, bodies too), as k6')
-    .option(
-      '--console-output <file>',
-      "append the script's console output to a file instead of stderr (as k6)",
+    .addOption(
+      k6Option(
+        '--console-output <file>',
+        "append the script's console output to a file instead of stderr (as k6)",
+      ),
     )
     .option('--no-color', "accepted for k6's command lines; the engine's output has no colour to turn off")
     .option('--no-usage-report', "accepted for k6's command lines; the engine reports nothing anywhere")
@@ -316,7 +394,12 @@ dropped iterations, tags, thresholds) and writes k6's own output formats. Flags 
     )
     .option('-q, --quiet', 'no progress output')
     .option('-v, --verbose', 'also print debug lines, console.debug among them (as k6)')
-    .option('--log-output <where>', 'where log lines go: stderr (default), stdout, none or file=PATH (as k6)')
+    .addOption(
+      k6Option(
+        '--log-output <where>',
+        'where log lines go: stderr (default), stdout, none or file=PATH (as k6)',
+      ),
+    )
     .option(
       '--no-warm-up',
       'skip the rehearsal (1–3 s, against a local sink, never the target) that warms the engine before a test of 1,000/s or more',
@@ -329,8 +412,9 @@ Examples:
   plateau engine run dist/k6/constant-rate.js -e RATE=40 -e DURATION=30s
   plateau engine run scripts/capacity.ts --execution-segment 0:1/2 --execution-segment-sequence 0,1/2,1`,
     )
-    .action(async (script: string, options: Record<string, unknown>) => {
+    .action(async (script: string, options: Record<string, unknown>, command: Command) => {
       const problems: ConfigProblem[] = [];
+      applyK6Environment(command, options, process.env, problems);
       const env = parseEnvFlags(options.env as string[], problems);
       const outputs = parseOutFlags(options.out as string[], problems);
       const tags = parseTags(options.tag as string[], problems);
