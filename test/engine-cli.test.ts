@@ -97,6 +97,10 @@ export default async function () { await http.asyncRequest('GET', '${server.url}
   assert.equal(server.requests.length, 20);
 });
 
+/** `plateau engine run <script> -q …args`, with extra environment variables. */
+const engineRun = (script: string, args: string[], env?: NodeJS.ProcessEnv) =>
+  plateau(['engine', 'run', script, '-q', ...args], env ? { env } : {});
+
 test('summary flags follow k6: --summary-mode disabled / --no-summary / K6_SUMMARY_MODE, K6_SUMMARY_TREND_STATS', async () => {
   const script = await writeScript(`
 export const options = { iterations: 1 };
@@ -137,11 +141,7 @@ import http from 'k6/http';
 export const options = { scenarios: { car: { executor: 'constant-arrival-rate', rate: 1, duration: '1m', preAllocatedVUs: 1 } } };
 export default async function () { await http.asyncRequest('GET', __ENV.TARGET + '/?vu=' + __VU); }`);
   const exportFile = `${script}.summary.json`;
-  const run = await plateau([
-    'engine',
-    'run',
-    script,
-    '-q',
+  const run = await engineRun(script, [
     '-e',
     `TARGET=${server.url}`,
     '-u',
@@ -159,7 +159,7 @@ export default async function () { await http.asyncRequest('GET', __ENV.TARGET +
     'the default scenario replaced the one-minute script scenario',
   );
   assert.equal(server.requests.length, 6);
-  const bad = await plateau(['engine', 'run', script, '-q', '--vus', '-1', '--stage', '30s', '-s', '10s:x']);
+  const bad = await engineRun(script, ['--vus', '-1', '--stage', '30s', '-s', '10s:x']);
   assert.equal(bad.code, 104);
   assert.match(bad.stderr, /--vus: "-1" is not accepted/);
   assert.match(bad.stderr, /--stage: "30s" is not accepted \(use DURATION:TARGET, e\.g\. 30s:10\)/);
@@ -177,11 +177,7 @@ export default async function (data) {
   await http.asyncRequest('GET', __ENV.TARGET + '/');
 }
 export function teardown() { console.log('teardown ran'); }`);
-  const run = await plateau([
-    'engine',
-    'run',
-    script,
-    '-q',
+  const run = await engineRun(script, [
     '-e',
     `TARGET=${server.url}`,
     '--user-agent',
@@ -197,11 +193,11 @@ export function teardown() { console.log('teardown ran'); }`);
   assert.ok(!logs.includes('setup ran') && !logs.includes('teardown ran'), logs);
   assert.match(logs, /data: undefined/);
 
-  const bad = await plateau(['engine', 'run', script, '-q', '--max-redirects', 'many']);
+  const bad = await engineRun(script, ['--max-redirects', 'many']);
   assert.equal(bad.code, 104);
   assert.match(bad.stderr, /--max-redirects: "many" is not accepted/);
   // Option values from flags are checked as the script's would be.
-  const soon = await plateau(['engine', 'run', script, '-q', '--setup-timeout', 'soon']);
+  const soon = await engineRun(script, ['--setup-timeout', 'soon']);
   assert.equal(soon.code, 104);
   assert.match(soon.stderr, /setupTimeout/);
 });
@@ -211,14 +207,14 @@ test('--console-output appends the script’s console lines to a file, not stder
 export const options = { iterations: 2 };
 export default function () { console.log('iteration says hi'); }`);
   const file = `${script}.console.log`;
-  const run = await plateau(['engine', 'run', script, '-q', '--console-output', file]);
+  const run = await engineRun(script, ['--console-output', file]);
   assert.equal(run.code, 0, run.stderr);
   assert.ok(!run.stderr.includes('iteration says hi'), 'not on stderr');
   const lines = (await readFile(file, 'utf8')).trim().split('\n');
   assert.equal(lines.length, 2);
   for (const line of lines)
     assert.match(line, /^time="[^"]+" level=info msg="iteration says hi" source=console$/);
-  const bad = await plateau(['engine', 'run', script, '-q', '--console-output', '/no/such/dir/console.log']);
+  const bad = await engineRun(script, ['--console-output', '/no/such/dir/console.log']);
   assert.equal(bad.code, 104);
   assert.match(bad.stderr, /cannot write the console output to \/no\/such\/dir\/console\.log/);
 });
@@ -229,32 +225,16 @@ test('--http-debug logs each request and response; =full adds bodies; a bad mode
 import http from 'k6/http';
 export const options = { iterations: 1 };
 export default async function () { await http.asyncRequest('POST', __ENV.TARGET + '/debug?x=1', 'hello-body'); }`);
-  const headers = await plateau([
-    'engine',
-    'run',
-    script,
-    '-q',
-    '-e',
-    `TARGET=${server.url}`,
-    '--http-debug',
-  ]);
+  const headers = await engineRun(script, ['-e', `TARGET=${server.url}`, '--http-debug']);
   assert.equal(headers.code, 0, headers.stderr);
   assert.match(headers.stderr, /Request:\\nPOST \/debug\?x=1 HTTP\/1\.1\\nHost: 127\.0\.0\.1:\d+/);
   assert.match(headers.stderr, /Response:\\nHTTP\/1\.1 200 OK/);
   assert.match(headers.stderr, /source=http-debug/);
   assert.ok(!headers.stderr.includes('hello-body'), 'no bodies without =full');
-  const full = await plateau([
-    'engine',
-    'run',
-    script,
-    '-q',
-    '-e',
-    `TARGET=${server.url}`,
-    '--http-debug=full',
-  ]);
+  const full = await engineRun(script, ['-e', `TARGET=${server.url}`, '--http-debug=full']);
   assert.equal(full.code, 0, full.stderr);
   assert.match(full.stderr, /hello-body/);
-  const bad = await plateau(['engine', 'run', script, '-q', '--http-debug=bodies']);
+  const bad = await engineRun(script, ['--http-debug=bodies']);
   assert.equal(bad.code, 104);
   assert.match(bad.stderr, /--http-debug: "bodies" is not accepted/);
 });
@@ -263,22 +243,22 @@ test('-v/--verbose shows console.debug; --log-output routes log lines (stdout, n
   const script = await writeScript(`
 export const options = { iterations: 1 };
 export default function () { console.debug('a debug line'); console.warn('a warning line'); }`);
-  const quiet = await plateau(['engine', 'run', script, '-q', '--no-summary']);
+  const quiet = await engineRun(script, ['--no-summary']);
   assert.equal(quiet.code, 0, quiet.stderr);
   assert.ok(!quiet.stderr.includes('a debug line'), 'console.debug only with --verbose, as k6');
   assert.match(quiet.stderr, /a warning line/);
-  const verbose = await plateau(['engine', 'run', script, '-q', '--no-summary', '-v']);
+  const verbose = await engineRun(script, ['--no-summary', '-v']);
   assert.match(verbose.stderr, /level=debug msg="a debug line"/);
-  const toStdout = await plateau(['engine', 'run', script, '-q', '--no-summary', '--log-output', 'stdout']);
+  const toStdout = await engineRun(script, ['--no-summary', '--log-output', 'stdout']);
   assert.match(toStdout.stdout, /a warning line/);
   assert.ok(!toStdout.stderr.includes('a warning line'));
-  const none = await plateau(['engine', 'run', script, '-q', '--no-summary', '--log-output', 'none']);
+  const none = await engineRun(script, ['--no-summary', '--log-output', 'none']);
   assert.ok(!none.stderr.includes('a warning line') && !none.stdout.includes('a warning line'));
   const file = `${script}.log`;
-  const toFile = await plateau(['engine', 'run', script, '-q', '--no-summary', `--log-output=file=${file}`]);
+  const toFile = await engineRun(script, ['--no-summary', `--log-output=file=${file}`]);
   assert.equal(toFile.code, 0, toFile.stderr);
   assert.match(await readFile(file, 'utf8'), /level=warning msg="a warning line" source=console/);
-  const bad = await plateau(['engine', 'run', script, '-q', '--log-output', 'loki']);
+  const bad = await engineRun(script, ['--log-output', 'loki']);
   assert.equal(bad.code, 104);
   assert.match(bad.stderr, /--log-output: "loki" is not accepted \(use stderr, stdout, none or file=PATH\)/);
 });
@@ -294,12 +274,12 @@ export default function () {}`);
     return JSON.parse(await readFile(exportFile, 'utf8')).metrics.iterations.count as number;
   };
   const env = { K6_VUS: '2', K6_ITERATIONS: '6', K6_NO_SETUP: 'true', K6_SUMMARY_EXPORT: exportFile };
-  const fromEnv = await plateau(['engine', 'run', script, '-q'], { env });
+  const fromEnv = await engineRun(script, [], env);
   assert.equal(await iterationsOf(fromEnv), 6, 'K6_ITERATIONS outranks the script');
   assert.ok(!fromEnv.stderr.includes('setup ran'), 'K6_NO_SETUP=true skips setup()');
-  const flagWins = await plateau(['engine', 'run', script, '-q', '-i', '3'], { env });
+  const flagWins = await engineRun(script, ['-i', '3'], env);
   assert.equal(await iterationsOf(flagWins), 3, 'a flag outranks the environment');
-  const bad = await plateau(['engine', 'run', script, '-q'], { env: { K6_THROW: 'maybe' } });
+  const bad = await engineRun(script, [], { K6_THROW: 'maybe' });
   assert.equal(bad.code, 104);
   assert.match(bad.stderr, /K6_THROW: "maybe" is not accepted \(use true or false\)/);
 });
