@@ -153,6 +153,7 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
         })),
       );
     }
+    for (const warning of options.warnings) logger.log('warning', warning);
     runtime.applySettings(options);
     registry.applyThresholds(options.thresholds);
     const tuple = ExecutionTuple.create(
@@ -325,8 +326,8 @@ async function finish(
 ): Promise<RunResult> {
   const durationMs = nowMs() - runtime.startMs;
   const verdict = evaluateThresholds(runtime.registry, durationMs, true);
-  const summary = buildSummaryData(runtime, options.summaryTrendStats, durationMs);
-  await writeSummaries(runtime, summary, exports, config, write);
+  const summary = buildSummaryData(runtime, options.summaryTrendStats, durationMs, options.summaryTimeUnit);
+  await writeSummaries(runtime, summary, exports, config, write, options.handleSummaryTimeoutNs / 1e6);
   const cause = runtime.stopCause;
   if (cause?.kind === 'aborted') return result(ENGINE_EXIT_CODES.testAborted, cause.message, summary);
   if (cause?.kind === 'threshold') return result(ENGINE_EXIT_CODES.thresholdsFailed, cause.message, summary);
@@ -347,8 +348,8 @@ async function finishAfterError(
   if (!options) return;
   const durationMs = nowMs() - runtime.startMs;
   evaluateThresholds(runtime.registry, durationMs, true);
-  const summary = buildSummaryData(runtime, options.summaryTrendStats, durationMs);
-  await writeSummaries(runtime, summary, {}, config, write);
+  const summary = buildSummaryData(runtime, options.summaryTrendStats, durationMs, options.summaryTimeUnit);
+  await writeSummaries(runtime, summary, {}, config, write, 0);
 }
 
 async function writeSummaries(
@@ -357,16 +358,18 @@ async function writeSummaries(
   exports: Record<string, unknown>,
   config: RunConfig,
   write: (text: string) => void,
+  handleSummaryTimeoutMs: number,
 ): Promise<void> {
   if (config.summaryMode === 'disabled') return;
   if (config.summaryExport) await writeFile(config.summaryExport, summaryExport(summary));
   let printDefault = true;
   if (typeof exports.handleSummary === 'function') {
     try {
-      const files = (await (exports.handleSummary as (d: SummaryData) => unknown)(summary)) as Record<
-        string,
-        unknown
-      > | null;
+      const files = (await withTimeout(
+        Promise.resolve((exports.handleSummary as (d: SummaryData) => unknown)(summary)),
+        handleSummaryTimeoutMs,
+        `handleSummary() did not finish within ${handleSummaryTimeoutMs / 1000}s (options.handleSummaryTimeout)`,
+      )) as Record<string, unknown> | null;
       if (files && typeof files === 'object') {
         // A returned map replaces the default summary; its `stdout` entry is printed instead.
         printDefault = false;
@@ -382,6 +385,15 @@ async function writeSummaries(
     }
   }
   if (printDefault) write(renderTextSummary(summary));
+}
+
+/** `promise`, or a rejection with `message` once `ms` have passed. */
+function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** Runs setup or teardown in a VU of its own, with its timeout (k6: 100/101 on timeout). */

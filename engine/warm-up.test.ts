@@ -46,6 +46,10 @@ const settings: RuntimeSettings = {
   userAgent: '',
   hosts: {},
   tls: { auth: [] },
+  minIterationDurationMs: 0,
+  rps: 0,
+  blockHostnames: [],
+  blacklistIPs: [],
 };
 
 test('peakArrivalRate: the highest planned rate per second over arrival-rate scenarios only', () => {

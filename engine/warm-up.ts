@@ -179,9 +179,20 @@ export async function rehearseHotPath(
   const registry = new MetricRegistry();
   const outputs = like.outputs?.(dir) ?? [];
   const runtime = new TestRuntime({ registry, logger: silent, env: {}, runTags: {}, outputs });
-  // The test's settings, except its hosts mapping: nothing may send the rehearsal's
-  // requests anywhere but its own sink on 127.0.0.1.
-  if (like.settings) runtime.applySettings({ ...like.settings, hosts: {}, httpDebug: '' });
+  // The test's settings, except what would send the rehearsal's requests anywhere but its
+  // own sink on 127.0.0.1 (hosts), refuse them (blocked destinations) or slow them down
+  // (rps, minIterationDuration): it rehearses the request path at full rate.
+  if (like.settings) {
+    runtime.applySettings({
+      ...like.settings,
+      hosts: {},
+      httpDebug: '',
+      rps: 0,
+      minIterationDurationMs: 0,
+      blockHostnames: [],
+      blacklistIPs: [],
+    });
+  }
   if (like.thresholds) registry.applyThresholds(like.thresholds);
   const http = createHttpModule(runtime);
   const rate = Math.max(1, Math.round(Math.min(limits.maxRate, peakRate)));

@@ -202,6 +202,56 @@ export function teardown() { console.log('teardown ran'); }`);
   assert.match(soon.stderr, /setupTimeout/);
 });
 
+test('k6 option flags: --rps, --min-iteration-duration, --block-hostnames, --blacklist-ip, --summary-time-unit; K6_RPS', async () => {
+  const server = await startTestServer();
+  const script = await writeScript(`
+import http from 'k6/http';
+export const options = { scenarios: { s: { executor: 'shared-iterations', vus: 4, iterations: 6 } } };
+export default async function () {
+  const res = await http.asyncRequest('GET', __ENV.TARGET + '/');
+  if (res.error_code) console.log('refused ' + res.error_code);
+}`);
+  const limited = await engineRun(script, [
+    '-e',
+    `TARGET=${server.url}`,
+    '--rps',
+    '10',
+    '--min-iteration-duration',
+    '10ms',
+    '--summary-time-unit',
+    'ms',
+  ]);
+  assert.equal(limited.code, 0, limited.stderr);
+  assert.equal(server.requests.length, 6);
+  const span = server.requests.at(-1)!.atMs - server.requests[0]!.atMs;
+  assert.ok(span >= 450, `6 requests at --rps 10 within ${span.toFixed(0)} ms`);
+  assert.match(limited.stdout, /http_req_duration\.*: avg=[\d.]+ms min=[\d.]+ms/);
+
+  const host = new URL(server.url);
+  const blocked = await engineRun(script, [
+    '-e',
+    `TARGET=http://svc.internal.test:${host.port}`,
+    '--block-hostnames',
+    'x.test,*.internal.test',
+  ]);
+  assert.equal(blocked.code, 0, blocked.stderr);
+  assert.equal((blocked.stdout + blocked.stderr).match(/refused 1111/g)?.length, 6);
+  const blacklisted = await engineRun(script, ['-e', `TARGET=${server.url}`], {
+    K6_BLACKLIST_IPS: '127.0.0.0/8',
+  });
+  assert.equal((blacklisted.stdout + blacklisted.stderr).match(/refused 1110/g)?.length, 6);
+  assert.equal(server.requests.length, 6, 'refused requests never reach the server');
+
+  const badFlag = await engineRun(script, ['--rps', 'fast']);
+  assert.equal(badFlag.code, 104);
+  assert.match(badFlag.stderr, /--rps: "fast" is not accepted/);
+  // Values the flags pass on are checked as the script's would be, all at once.
+  const badValues = await engineRun(script, ['--summary-time-unit', 'hours', '--blacklist-ip', '10.0.0.1']);
+  assert.equal(badValues.code, 104);
+  assert.match(badValues.stderr, /summaryTimeUnit: "hours"/);
+  assert.match(badValues.stderr, /"10\.0\.0\.1" is not a CIDR range/);
+});
+
 test('--console-output appends the script’s console lines to a file, not stderr; an unwritable path exits 104', async () => {
   const script = await writeScript(`
 export const options = { iterations: 2 };

@@ -119,3 +119,55 @@ test('command-line shortcuts outrank the script: --duration/--iterations/--stage
   const own = consolidateOptions({ duration: '10s' }, { shortcuts: { vus: 7 } }).scenarios[0]!;
   assert.ok(own.executor === 'constant-vus' && own.vus === 7);
 });
+
+test('rps, minIterationDuration, blocked destinations, summaryTimeUnit: parsed, and bad values named', () => {
+  const options = consolidateOptions({
+    rps: 50,
+    minIterationDuration: '1.5s',
+    blockHostnames: ['*.Example.com', 'internal.test'],
+    blacklistIPs: ['10.0.0.0/8', 'fd00::/8'],
+    summaryTimeUnit: 'ms',
+    handleSummaryTimeout: '10s',
+  });
+  assert.equal(options.rps, 50);
+  assert.equal(options.minIterationDurationMs, 1500);
+  assert.deepEqual(options.blockHostnames, ['*.example.com', 'internal.test']);
+  assert.deepEqual(options.blacklistIPs, ['10.0.0.0/8', 'fd00::/8']);
+  assert.equal(options.summaryTimeUnit, 'ms');
+  assert.equal(options.handleSummaryTimeoutNs, 10e9);
+  const defaults = consolidateOptions({});
+  assert.equal(defaults.rps, 0);
+  assert.equal(defaults.minIterationDurationMs, 0);
+  assert.equal(defaults.handleSummaryTimeoutNs, 120e9);
+  assert.deepEqual(defaults.warnings, []);
+
+  try {
+    consolidateOptions({
+      rps: -1,
+      minIterationDuration: 'soon',
+      blockHostnames: ['api.*.test', ''],
+      blacklistIPs: ['10.0.0.1', '10.0.0.0/33', 'fd00::/129', 'x/8'],
+      summaryTimeUnit: 'min',
+    });
+    assert.fail('bad options accepted');
+  } catch (error) {
+    assert.ok(isPlateauError(error));
+    const settings = error.problems.map((p) => `${p.setting}: ${p.message}`);
+    for (const expected of [
+      /options\.rps: -1/,
+      /options\.minIterationDuration: "soon" is not a duration/,
+      /options\.blockHostnames: "api\.\*\.test" is not a hostname pattern/,
+      /options\.blockHostnames: "" is not a hostname pattern/,
+      /options\.blacklistIPs: "10\.0\.0\.1" is not a CIDR range/,
+      /options\.blacklistIPs: "10\.0\.0\.0\/33"/,
+      /options\.blacklistIPs: "fd00::\/129"/,
+      /options\.blacklistIPs: "x\/8"/,
+      /options\.summaryTimeUnit: "min"/,
+    ]) {
+      assert.ok(
+        settings.some((s) => expected.test(s)),
+        `${expected} in\n${settings.join('\n')}`,
+      );
+    }
+  }
+});

@@ -1,4 +1,5 @@
 // Consolidates the script's `options` with command-line overrides and validates them.
+import { isIP } from 'node:net';
 import { type ConfigProblem, PlateauError } from '../../contract/index.ts';
 import { PLATEAU_VERSION } from '../../lib/version.ts';
 import type { TlsSettings } from '../js/modules/connection-pool.ts';
@@ -52,9 +53,104 @@ export interface TestOptions {
   teardownTimeoutNs: number;
   executionSegment: string | undefined;
   executionSegmentSequence: string | undefined;
+  /**
+   * k6's minIterationDuration: a full iteration shorter than this keeps its VU busy for the
+   * rest, after its samples (iteration_duration leaves the wait out, as in k6). 0 = none.
+   */
+  minIterationDurationMs: number;
+  /** k6's rps: requests per second for the whole test (each waits its turn); 0 = no limit. */
+  rps: number;
+  /** k6's blockHostnames: names (`*.` wildcards first) requests may not be sent to (error 1111). */
+  blockHostnames: string[];
+  /** k6's blacklistIPs: CIDR ranges requests may not connect to (error 1110). */
+  blacklistIPs: string[];
+  /** k6's summaryTimeUnit: '' lets each value pick its unit, else s, ms or us for all. */
+  summaryTimeUnit: '' | 's' | 'ms' | 'us';
+  /** k6's handleSummaryTimeout (default 2 min). */
+  handleSummaryTimeoutNs: number;
+  /**
+   * Options the script (or a flag) set that the engine does not apply, each said with why,
+   * and names k6 does not know: the runner logs them before anything runs, as silence
+   * would mislead.
+   */
+  warnings: string[];
   /** The script's options object, for `exec.test.options`. */
   scriptOptions: Record<string, unknown>;
 }
+
+/** Every option name k6 reads from a script's `options` (lib/options.go and the CLI's own). */
+const K6_OPTION_NAMES = new Set([
+  'batch',
+  'batchPerHost',
+  'blacklistIPs',
+  'blockHostnames',
+  'cloud',
+  'consoleOutput',
+  'discardResponseBodies',
+  'dns',
+  'duration',
+  'executionSegment',
+  'executionSegmentSequence',
+  'ext',
+  'handleSummaryTimeout',
+  'hosts',
+  'httpDebug',
+  'insecureSkipTLSVerify',
+  'iterations',
+  'linger',
+  'localIPs',
+  'maxRedirects',
+  'metricSamplesBufferSize',
+  'minIterationDuration',
+  'noColor',
+  'noConnectionReuse',
+  'noCookiesReset',
+  'noSetup',
+  'noTeardown',
+  'noUsageReport',
+  'noVUConnectionReuse',
+  'paused',
+  'rps',
+  'scenarios',
+  'setupTimeout',
+  'stages',
+  'summaryTimeUnit',
+  'summaryTrendStats',
+  'systemTags',
+  'tags',
+  'teardownTimeout',
+  'thresholds',
+  'throw',
+  'tlsAIAFetch',
+  'tlsAuth',
+  'tlsCipherSuites',
+  'tlsVersion',
+  'userAgent',
+  'vus',
+  'vusMax',
+]);
+
+/**
+ * k6 options the engine reads but does not apply, and what happens instead. Options that
+ * only concern k6's cloud, usage reports or terminal colours (cloud, ext, noUsageReport,
+ * noColor) change nothing in a local run and pass silently.
+ */
+const NOT_APPLIED: Readonly<Record<string, string>> = {
+  batch: 'only http.batch() reads it, and the engine has no http.batch()',
+  batchPerHost: 'only http.batch() reads it, and the engine has no http.batch()',
+  dns: "names are resolved by the system resolver at each dial; k6's DNS cache settings do not apply",
+  localIPs: "requests leave from the system's default source address",
+  tlsCipherSuites: "Node's OpenSSL defaults choose the cipher suites",
+  tlsAIAFetch: 'missing intermediate certificates are not fetched',
+  linger: 'the engine has no REST API to linger for: it exits when the test ends',
+  paused: 'the engine has no REST API to resume a paused test from: it starts at once',
+  metricSamplesBufferSize: 'the engine buffers samples its own way (flushed every 100 ms)',
+  vusMax: 'k6 no longer reads it either: VUs come from the scenarios',
+  consoleOutput: 'set it with --console-output FILE',
+  systemTags: "samples carry k6's default system tags",
+};
+
+const SUMMARY_TIME_UNITS = ['s', 'ms', 'us'] as const;
 
 /** What the command line may override (k6 flags of the same meaning). */
 export interface OptionOverrides {
@@ -335,6 +431,24 @@ export function consolidateOptions(scriptOptions: unknown, overrides: OptionOver
       hint: "use a string, or '' to send no User-Agent",
     });
   }
+  const warnings: string[] = [];
+  for (const name of Object.keys(raw)) {
+    if (raw[name] === undefined || raw[name] === null) continue;
+    const why = NOT_APPLIED[name];
+    if (why) warnings.push(`options.${name} is not applied by the embedded engine: ${why}`);
+    else if (!K6_OPTION_NAMES.has(name)) {
+      warnings.push(`options.${name} is not a k6 option and is ignored: check its spelling`);
+    }
+  }
+  const rps = integer(raw.rps, 'options.rps', 0, 0);
+  const summaryTimeUnit = raw.summaryTimeUnit ?? '';
+  if (summaryTimeUnit !== '' && !SUMMARY_TIME_UNITS.includes(summaryTimeUnit as 's')) {
+    problems.push({
+      setting: 'options.summaryTimeUnit',
+      message: `${JSON.stringify(summaryTimeUnit)} is not a time unit the summary uses`,
+      hint: `use ${SUMMARY_TIME_UNITS.join(', ')}, or leave it unset for a unit per value`,
+    });
+  }
   const options: TestOptions = {
     scenarios,
     thresholds,
@@ -363,6 +477,19 @@ export function consolidateOptions(scriptOptions: unknown, overrides: OptionOver
     executionSegment: overrides.executionSegment ?? (raw.executionSegment as string | undefined),
     executionSegmentSequence:
       overrides.executionSegmentSequence ?? (raw.executionSegmentSequence as string | undefined),
+    minIterationDurationMs: duration(raw.minIterationDuration, 'options.minIterationDuration', 0) / 1e6,
+    rps,
+    blockHostnames: hostnamePatterns(raw.blockHostnames, problems),
+    blacklistIPs: ipRanges(raw.blacklistIPs, problems),
+    summaryTimeUnit: SUMMARY_TIME_UNITS.includes(summaryTimeUnit as 's')
+      ? (summaryTimeUnit as TestOptions['summaryTimeUnit'])
+      : '',
+    handleSummaryTimeoutNs: duration(
+      raw.handleSummaryTimeout,
+      'options.handleSummaryTimeout',
+      120 * SECOND_NS,
+    ),
+    warnings,
     scriptOptions: raw,
   };
   if (problems.length > 0) throw PlateauError.invalidConfig(problems, 'test options');
@@ -446,4 +573,61 @@ function shortcutScenario(raw: Record<string, unknown>): Record<string, unknown>
   if (raw.duration !== undefined)
     return { default: { executor: 'constant-vus', vus, duration: raw.duration } };
   return { default: { executor: 'shared-iterations', vus: 1, iterations: 1 } };
+}
+
+/** A list of strings, or a problem naming the setting. */
+function stringList(value: unknown, setting: string, example: string, problems: ConfigProblem[]): string[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value) || value.some((item) => typeof item !== 'string')) {
+    problems.push({ setting, message: 'is not a list of strings', hint: `use e.g. ${example}` });
+    return [];
+  }
+  return value as string[];
+}
+
+/** k6's blockHostnames: exact names, or names after a leading `*` (`*.example.com`). */
+function hostnamePatterns(value: unknown, problems: ConfigProblem[]): string[] {
+  const setting = 'options.blockHostnames';
+  const patterns = stringList(value, setting, "['*.example.com', 'internal.test']", problems);
+  for (const pattern of patterns) {
+    if (pattern === '' || pattern.lastIndexOf('*') > 0) {
+      problems.push({
+        setting,
+        message: `"${pattern}" is not a hostname pattern`,
+        hint: 'use a name, or * only at its start (*.example.com)',
+      });
+    }
+  }
+  return patterns.map((pattern) => pattern.toLowerCase());
+}
+
+/** k6's blacklistIPs: CIDR ranges, IPv4 or IPv6. */
+function ipRanges(value: unknown, problems: ConfigProblem[]): string[] {
+  const setting = 'options.blacklistIPs';
+  const ranges = stringList(value, setting, "['10.0.0.0/8', 'fd00::/8']", problems);
+  for (const range of ranges) {
+    if (!parseCidr(range)) {
+      problems.push({
+        setting,
+        message: `"${range}" is not a CIDR range`,
+        hint: 'use an address and a prefix length, e.g. 10.0.0.0/8 or fd00::/8',
+      });
+    }
+  }
+  return ranges;
+}
+
+/** `10.0.0.0/8` → its parts, or undefined when it is not a CIDR range. */
+export function parseCidr(
+  range: string,
+): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } | undefined {
+  const slash = range.indexOf('/');
+  if (slash < 0) return undefined;
+  const address = range.slice(0, slash);
+  const bits = range.slice(slash + 1);
+  const version = isIP(address);
+  if (version === 0 || !/^\d{1,3}$/.test(bits)) return undefined;
+  const prefix = Number(bits);
+  if (prefix > (version === 4 ? 32 : 128)) return undefined;
+  return { address, prefix, family: version === 4 ? 'ipv4' : 'ipv6' };
 }

@@ -62,7 +62,12 @@ export function runIteration(
       if (error !== undefined && outcome === 'completed' && !(error instanceof TestAbortedError)) {
         runtime.logger.log('error', describe(error), { source: 'stacktrace' });
       }
-      resolve(finishIteration(runtime, context, started, outcome));
+      const ended = finishIteration(runtime, context, started, outcome);
+      // options.minIterationDuration: a full iteration keeps its VU for the rest of it, after
+      // its samples; an interrupt (the scenario's end) frees it at once, as in k6.
+      const restMs = outcome === 'completed' ? runtime.minIterationDurationMs - (nowMs() - started) : 0;
+      if (restMs <= 0 || interrupt.aborted) resolve(ended);
+      else holdVU(interrupt, restMs, () => resolve(ended));
     };
     const failed = (error: unknown) => end(interrupt.aborted ? 'interrupted' : 'completed', error);
     let body: unknown;
@@ -82,6 +87,19 @@ export function runIteration(
 }
 
 function noop(): void {}
+
+/** Calls `release` after `ms`, or as soon as `interrupt` aborts. */
+function holdVU(interrupt: Interrupt, ms: number, release: () => void): void {
+  let unlisten: () => unknown = noop;
+  const timer = setTimeout(() => {
+    unlisten();
+    release();
+  }, ms);
+  unlisten = interrupt.onAbort(() => {
+    clearTimeout(timer);
+    release();
+  });
+}
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return (

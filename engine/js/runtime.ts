@@ -8,6 +8,7 @@ import type { Output } from '../output/output.ts';
 import { currentContext, type IterationContext } from './context.ts';
 import type { Logger } from './logger.ts';
 import type { TlsSettings } from './modules/connection-pool.ts';
+import { DestinationRules } from './modules/destinations.ts';
 
 /** The options that change how requests and iterations run. */
 export type RuntimeSettings = Pick<
@@ -24,6 +25,10 @@ export type RuntimeSettings = Pick<
   | 'userAgent'
   | 'hosts'
   | 'tls'
+  | 'minIterationDurationMs'
+  | 'rps'
+  | 'blockHostnames'
+  | 'blacklistIPs'
 >;
 
 /** How often buffered samples are handed to the outputs. */
@@ -105,6 +110,14 @@ export class TestRuntime {
   hosts: Readonly<Record<string, string>> = {};
   /** options.tlsVersion and tlsAuth. */
   tls: TlsSettings = { auth: [] };
+  /** options.blockHostnames and blacklistIPs. */
+  destinations = new DestinationRules([], []);
+  /** options.minIterationDuration in ms (0: none). */
+  minIterationDurationMs = 0;
+  /** options.rps: requests per second for the whole test (0: no limit). */
+  rps = 0;
+  /** The earliest moment the next request may go out under options.rps. */
+  #rpsNextMs = 0;
   setupData: unknown;
   /** VUs executing an iteration now, and VUs initialized. */
   vusActive = 0;
@@ -134,6 +147,22 @@ export class TestRuntime {
     this.userAgent = settings.userAgent;
     this.hosts = settings.hosts;
     this.tls = settings.tls;
+    this.destinations = new DestinationRules(settings.blockHostnames, settings.blacklistIPs);
+    this.minIterationDurationMs = settings.minIterationDurationMs;
+    this.rps = settings.rps;
+  }
+
+  /**
+   * How long a request must wait for its turn under options.rps, its turn reserved: as k6's
+   * limiter (a token bucket holding one), requests go out at most 1/rps apart, in the order
+   * they asked. 0 when there is no limit or the turn is now.
+   */
+  rpsWaitMs(): number {
+    if (this.rps <= 0) return 0;
+    const now = nowMs();
+    const turn = Math.max(now, this.#rpsNextMs);
+    this.#rpsNextMs = turn + 1000 / this.rps;
+    return turn - now;
   }
 
   constructor(options: {

@@ -76,6 +76,7 @@ export function buildSummaryData(
   runtime: TestRuntime,
   trendStats: string[],
   durationMs: number,
+  summaryTimeUnit = '',
 ): SummaryData {
   const metrics: Record<string, SummaryMetric> = {};
   const seconds = durationMs / 1000;
@@ -96,7 +97,7 @@ export function buildSummaryData(
   }
   const data: SummaryData = {
     root_group: group(runtime.rootGroup),
-    options: { summaryTrendStats: trendStats, summaryTimeUnit: '', noColor: false },
+    options: { summaryTrendStats: trendStats, summaryTimeUnit, noColor: false },
     state: {
       isStdOutTTY: process.stdout.isTTY === true,
       isStdErrTTY: process.stderr.isTTY === true,
@@ -140,7 +141,17 @@ export function summaryExport(data: SummaryData): string {
   return `${JSON.stringify(out, null, 4)}\n`;
 }
 
-function formatTime(ms: number): string {
+/** summaryTimeUnit's units: the unit shown and how many of it make a millisecond. */
+const TIME_UNITS: Readonly<Record<string, { unit: string; perMs: number }>> = {
+  s: { unit: 's', perMs: 0.001 },
+  ms: { unit: 'ms', perMs: 1 },
+  us: { unit: 'µs', perMs: 1000 },
+};
+
+/** A duration in ms for the summary: in `timeUnit` when one is set, else in a unit that fits it. */
+function formatTime(ms: number, timeUnit = ''): string {
+  const fixed = TIME_UNITS[timeUnit];
+  if (fixed) return `${Number((ms * fixed.perMs).toFixed(2))}${fixed.unit}`;
   if (ms === 0) return '0s';
   if (ms < 1) return `${(ms * 1000).toFixed(2)}µs`;
   if (ms < 1000) return `${ms.toFixed(2)}ms`;
@@ -181,7 +192,9 @@ export function renderTextSummary(data: SummaryData): string {
     let text: string;
     if (metric.type === 'trend') {
       const fmt = (x: number) =>
-        metric.contains === 'time' ? formatTime(x) : Number(x.toFixed(2)).toString();
+        metric.contains === 'time'
+          ? formatTime(x, data.options.summaryTimeUnit)
+          : Number(x.toFixed(2)).toString();
       text = Object.entries(v)
         .map(([stat, x]) => `${stat}=${fmt(x)}`)
         .join(' ');

@@ -172,6 +172,27 @@ export function scriptOptionFlags(
   }
   if (options.setup === false) set.noSetup = true;
   if (options.teardown === false) set.noTeardown = true;
+  if (options.rps !== undefined) {
+    const value = Number(options.rps);
+    if (!Number.isInteger(value) || value < 0 || String(options.rps).trim() === '') {
+      problems.push({
+        setting: '--rps',
+        message: `"${String(options.rps)}" is not accepted`,
+        hint: 'use a whole number of requests per second, 0 for no limit',
+      });
+    } else set.rps = value;
+  }
+  if (typeof options.minIterationDuration === 'string')
+    set.minIterationDuration = options.minIterationDuration;
+  if (typeof options.summaryTimeUnit === 'string') set.summaryTimeUnit = options.summaryTimeUnit;
+  // k6 takes these lists comma-separated.
+  const list = (value: string) =>
+    value
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item !== '');
+  if (typeof options.blacklistIp === 'string') set.blacklistIPs = list(options.blacklistIp);
+  if (typeof options.blockHostnames === 'string') set.blockHostnames = list(options.blockHostnames);
   return set;
 }
 
@@ -228,6 +249,11 @@ const K6_VALUE_ENV: Readonly<Record<string, string>> = {
   '--summary-export': 'K6_SUMMARY_EXPORT',
   '--console-output': 'K6_CONSOLE_OUTPUT',
   '--log-output': 'K6_LOG_OUTPUT',
+  '--rps': 'K6_RPS',
+  '--min-iteration-duration': 'K6_MIN_ITERATION_DURATION',
+  '--summary-time-unit': 'K6_SUMMARY_TIME_UNIT',
+  '--blacklist-ip': 'K6_BLACKLIST_IPS',
+  '--block-hostnames': 'K6_BLOCK_HOSTNAMES',
 };
 
 /** An option that k6 also reads from an environment variable (K6_VALUE_ENV), so the help says which. */
@@ -372,6 +398,33 @@ dropped iterations, tags, thresholds) and writes k6's own output formats. Flags 
       k6Option(
         '--teardown-timeout <duration>',
         'how long teardown() may run (as options.teardownTimeout, default 60s)',
+      ),
+    )
+    .addOption(
+      k6Option('--rps <n>', 'requests per second for the whole test, each waiting its turn (as options.rps)'),
+    )
+    .addOption(
+      k6Option(
+        '--min-iteration-duration <duration>',
+        'an iteration shorter than this holds its VU for the rest (as options.minIterationDuration)',
+      ),
+    )
+    .addOption(
+      k6Option(
+        '--blacklist-ip <cidrs>',
+        'refuse requests to these ranges, comma-separated, e.g. 10.0.0.0/8 (as options.blacklistIPs; error 1110)',
+      ),
+    )
+    .addOption(
+      k6Option(
+        '--block-hostnames <names>',
+        'refuse requests to these names, comma-separated, * first allowed (as options.blockHostnames; error 1111)',
+      ),
+    )
+    .addOption(
+      k6Option(
+        '--summary-time-unit <unit>',
+        'show every time in the summary in s, ms or us (as options.summaryTimeUnit)',
       ),
     )
     .option('--no-setup', 'do not run setup() (as options.noSetup)')

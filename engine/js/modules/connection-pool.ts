@@ -13,6 +13,7 @@ import { isIP, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { buildConnector, Client, type Dispatcher } from 'undici';
 import { Fifo } from '../../../lib/fifo.ts';
+import type { DestinationRules, RefusedDestination } from './destinations.ts';
 
 /** Connect timeout, as Go's default dialer in k6 (dial errors then carry code 1211). */
 const DIAL_TIMEOUT_MS = 10_000;
@@ -72,6 +73,8 @@ export interface PoolSettings {
   hosts?: () => Readonly<Record<string, string>>;
   /** k6's tlsVersion and tlsAuth, read when an https origin's first connection is opened. */
   tls?: () => TlsSettings;
+  /** k6's blockHostnames and blacklistIPs, read at each dial. */
+  destinations?: () => DestinationRules;
 }
 
 /** TLS settings from k6's options, in Node's terms. */
@@ -259,6 +262,17 @@ class OriginPool {
     trace: ConnectionTrace | undefined,
     callback: buildConnector.Callback,
   ): void {
+    const rules = this.#settings.destinations?.();
+    if (rules && !rules.empty) {
+      // As k6's dialer: the name before it is mapped or resolved, then the address.
+      const refused =
+        (isIP(unbracketed(target.hostname)) === 0 ? rules.checkHostname(target.hostname) : undefined) ??
+        this.#refusedAddress(rules, this.#mapHost(target).hostname);
+      if (refused) {
+        process.nextTick(callback, refused, null);
+        return;
+      }
+    }
     const options = this.#mapHost(target);
     const tls = options.protocol === 'https:';
     const resolved = isIP(options.hostname) !== 0;
@@ -273,6 +287,12 @@ class OriginPool {
       if (error) callback(error, null);
       else callback(null, socket);
     });
+    if (rules && !rules.empty && !resolved && socket) {
+      socket.once('lookup', (error: Error | null, address: string) => {
+        const refused = error ? undefined : this.#refusedAddress(rules, address);
+        if (refused) socket.destroy(refused);
+      });
+    }
     if (!trace || !socket) return;
     if (!resolved) socket.once('lookup', () => trace.onConnectStart?.());
     if (tls) {
@@ -281,6 +301,13 @@ class OriginPool {
         trace.onConnectDone?.();
       });
     }
+  }
+
+  /** The refusal for dialling `host` when it is an address in a blacklisted range. */
+  #refusedAddress(rules: DestinationRules, host: string): RefusedDestination | undefined {
+    const address = unbracketed(host);
+    const version = isIP(address);
+    return version === 0 ? undefined : rules.checkAddress(address, version === 4 ? 'ipv4' : 'ipv6');
   }
 
   /** `target` with k6's `hosts` applied: the address to dial, the name kept for TLS. */

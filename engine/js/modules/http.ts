@@ -21,6 +21,7 @@ import {
   type ResponseCookie,
   responseCookies,
 } from './cookies.ts';
+import { BLACKLISTED_IP_CODE, BLOCKED_HOSTNAME_CODE } from './destinations.ts';
 import { type Expiring, RequestTimeouts } from './request-timeouts.ts';
 
 /** k6's default request timeout. */
@@ -709,6 +710,8 @@ function classify(error: unknown, timedOut: boolean): readonly [number, string] 
   if (code === 'UND_ERR_CONNECT_TIMEOUT') return ERRORS.dialTimeout;
   if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE') return ERRORS.reset;
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return ERRORS.noHost;
+  if (code === BLOCKED_HOSTNAME_CODE) return [1111, message];
+  if (code === BLACKLISTED_IP_CODE) return [1110, message];
   if (UNKNOWN_AUTHORITY.has(code)) return ERRORS.unknownAuthority;
   if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
     const host = (error as { host?: string }).host ?? '';
@@ -746,6 +749,7 @@ export function createHttpModule(runtime: TestRuntime) {
     insecureSkipTLSVerify: () => runtime.insecureSkipTLSVerify,
     hosts: () => runtime.hosts,
     tls: () => runtime.tls,
+    destinations: () => runtime.destinations,
   };
   const transport = new Transport(runtime, settings);
   const metrics = requestMetrics(runtime);
@@ -815,6 +819,19 @@ export function createHttpModule(runtime: TestRuntime) {
       requestCookies: params.cookies,
       jar: params.jar instanceof CookieJar ? params.jar : undefined,
     };
+    const rpsWaitMs = runtime.rpsWaitMs();
+    if (rpsWaitMs > 0) {
+      // options.rps: the request waits for its turn first; its timeout starts after, as in k6.
+      return new Promise<void>((resolve) => setTimeout(resolve, rpsWaitMs)).then(() =>
+        context?.interrupt.aborted
+          ? Promise.reject(new Error('the iteration was interrupted'))
+          : dispatchRequest(context, spec),
+      );
+    }
+    return dispatchRequest(context, spec);
+  }
+
+  function dispatchRequest(context: IterationContext | undefined, spec: RequestSpec): Promise<HttpResponse> {
     spec.deadlineMs = nowMs() + spec.timeoutMs;
     addCookieHeader(spec, spec.jar ?? vuCookieJar(runtime, context, false));
     // Counted when sent, so an interrupted request's bytes still show in data_sent.

@@ -1,0 +1,138 @@
+// k6 options that shape a run beyond its scenarios: minIterationDuration, rps, blocked
+// destinations, summaryTimeUnit, handleSummaryTimeout, and the warnings for options the
+// engine does not apply.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { runScript, writeScript } from './helpers/engine.ts';
+import { startTestServer } from './helpers/test-server.ts';
+
+/** iteration_duration values (ms) of a run's CSV rows. */
+function iterationDurations(rows: readonly Record<string, string>[]): number[] {
+  return rows.filter((r) => r.metric_name === 'iteration_duration').map((r) => Number(r.metric_value));
+}
+
+test('minIterationDuration holds the VU for the rest of a short iteration, outside iteration_duration', async () => {
+  const server = await startTestServer();
+  const script = await writeScript(`
+import http from 'k6/http';
+export const options = {
+  minIterationDuration: '300ms',
+  scenarios: { one: { executor: 'per-vu-iterations', vus: 1, iterations: 3 } },
+};
+export default async function () { await http.asyncRequest('GET', '${server.url}/'); }`);
+  const run = await runScript(script);
+  assert.equal(run.exitCode, 0, run.logs.join('\n'));
+  assert.equal(server.requests.length, 3);
+  // One VU: each next iteration starts only once the previous one's 300 ms are up.
+  const gaps = server.requests.slice(1).map((r, i) => r.atMs - server.requests[i]!.atMs);
+  for (const gap of gaps) assert.ok(gap >= 290, `requests ${gaps.join(', ')} ms apart`);
+  // The wait is not part of the iteration (k6 emits the samples before it).
+  const durations = iterationDurations(run.rows);
+  assert.equal(durations.length, 3);
+  for (const ms of durations) assert.ok(ms < 290, `iteration_duration ${ms}`);
+});
+
+test('rps spaces requests across all VUs at 1/rps, in the order they asked', async () => {
+  const server = await startTestServer();
+  const script = await writeScript(`
+import http from 'k6/http';
+export const options = {
+  rps: 20,
+  scenarios: { many: { executor: 'shared-iterations', vus: 5, iterations: 10 } },
+};
+export default async function () { await http.asyncRequest('GET', '${server.url}/'); }`);
+  const run = await runScript(script);
+  assert.equal(run.exitCode, 0, run.logs.join('\n'));
+  assert.equal(server.requests.length, 10);
+  // Five VUs would send all ten in a few ms; at 20/s the tenth goes out 9 × 50 ms after the first.
+  const span = server.requests.at(-1)!.atMs - server.requests[0]!.atMs;
+  assert.ok(span >= 430, `10 requests within ${span.toFixed(0)} ms`);
+  // The wait comes before the request: http_req_duration does not include it.
+  const durations = run.rows
+    .filter((r) => r.metric_name === 'http_req_duration')
+    .map((r) => Number(r.metric_value));
+  assert.ok(Math.max(...durations) < 40, `http_req_duration ${durations.join(', ')}`);
+});
+
+test('blockHostnames and blacklistIPs refuse requests with k6 errors 1111 and 1110, before they reach the server', async () => {
+  const server = await startTestServer();
+  const port = new URL(server.url).port;
+  const script = await writeScript(`
+import http from 'k6/http';
+export const options = {
+  iterations: 1,
+  blockHostnames: ['*.blocked.test'],
+  blacklistIPs: ['127.0.0.0/8', '::1/128'],
+};
+export default async function () {
+  const byName = await http.asyncRequest('GET', 'http://api.blocked.test:${port}/');
+  const byAddress = await http.asyncRequest('GET', 'http://127.0.0.1:${port}/');
+  const resolved = await http.asyncRequest('GET', 'http://localhost:${port}/');
+  console.log(JSON.stringify([byName, byAddress, resolved].map((r) => [r.status, r.error_code, r.error])));
+}`);
+  const run = await runScript(script);
+  assert.equal(run.exitCode, 0, run.logs.join('\n'));
+  const line = run.logs.find((l) => l.startsWith('info [['));
+  assert.ok(line, run.logs.join('\n'));
+  const [byName, byAddress, resolved] = JSON.parse(line.slice('info '.length, line.lastIndexOf(']]') + 2));
+  assert.deepEqual(byName, [0, 1111, 'hostname (api.blocked.test) is in a blocked pattern (*.blocked.test)']);
+  assert.deepEqual(byAddress, [0, 1110, 'IP (127.0.0.1) is in a blacklisted range (127.0.0.0/8)']);
+  // A name is checked once resolved (localhost: 127.0.0.1 or ::1, both refused here).
+  assert.equal(resolved[0], 0);
+  assert.equal(resolved[1], 1110);
+  assert.equal(server.requests.length, 0);
+  const failed = run.rows.filter((r) => r.metric_name === 'http_reqs').map((r) => r.error_code);
+  assert.deepEqual(failed, ['1111', '1110', '1110']);
+});
+
+test('summaryTimeUnit shows every time in one unit; a unit the summary does not know exits 104', async () => {
+  const server = await startTestServer();
+  const script = await writeScript(`
+import http from 'k6/http';
+export const options = { iterations: 2, summaryTimeUnit: __ENV.UNIT };
+export default async function () { await http.asyncRequest('GET', '${server.url}/'); }`);
+  const micro = await runScript(script, { env: { UNIT: 'us' } });
+  assert.equal(micro.exitCode, 0, micro.logs.join('\n'));
+  const line = micro.stdout.split('\n').find((l) => l.includes('http_req_duration'));
+  assert.match(line ?? '', /avg=[\d.]+µs min=[\d.]+µs med=[\d.]+µs max=[\d.]+µs p\(90\)=[\d.]+µs/);
+  const seconds = await runScript(script, { env: { UNIT: 's' } });
+  assert.match(seconds.stdout, /iteration_duration\.*: avg=0(\.\d+)?s /);
+  const bad = await runScript(script, { env: { UNIT: 'minutes' } });
+  assert.equal(bad.exitCode, 104);
+  assert.match(bad.logs.join('\n'), /summaryTimeUnit.*"minutes".*use s, ms, us/s);
+});
+
+test('handleSummaryTimeout: a handleSummary that does not finish in time is an error, and the default summary is printed', async () => {
+  const script = await writeScript(`
+export const options = { iterations: 1, handleSummaryTimeout: '200ms' };
+export default function () {}
+export function handleSummary() { return new Promise(() => {}); }`);
+  const started = Date.now();
+  const run = await runScript(script);
+  assert.ok(Date.now() - started < 10_000);
+  assert.match(run.logs.join('\n'), /handleSummary\(\) failed: .*did not finish within 0\.2s/);
+  assert.match(run.stdout, /TOTAL RESULTS/);
+});
+
+test('options the engine does not apply, and names k6 does not know, are warned about before the run', async () => {
+  const script = await writeScript(`
+export const options = {
+  iterations: 1,
+  dns: { ttl: '1m', select: 'first', policy: 'preferIPv4' },
+  batchPerHost: 6,
+  treshholds: { http_req_failed: ['rate<0.01'] },
+  cloud: { projectID: 1 },
+  ext: { loadimpact: {} },
+};
+export default function () {}`);
+  const run = await runScript(script);
+  assert.equal(run.exitCode, 0, run.logs.join('\n'));
+  const warnings = run.logs.filter((l) => l.startsWith('warning'));
+  assert.ok(
+    warnings.some((w) => /options\.dns is not applied by the embedded engine: .*system resolver/.test(w)),
+  );
+  assert.ok(warnings.some((w) => /options\.batchPerHost is not applied.*http\.batch/.test(w)));
+  assert.ok(warnings.some((w) => /options\.treshholds is not a k6 option.*spelling/.test(w)));
+  // Cloud settings change nothing in a local run: no noise about them.
+  assert.ok(!warnings.some((w) => /options\.(cloud|ext)\b/.test(w)), warnings.join('\n'));
+});
