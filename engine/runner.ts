@@ -16,6 +16,7 @@ import { type Logger, stderrLogger, withoutDebug } from './js/logger.ts';
 import { createModuleTable, scriptGlobals } from './js/modules/index.ts';
 import { nowMs, TestRuntime } from './js/runtime.ts';
 import { MetricRegistry } from './metrics/registry.ts';
+import { csvTagColumns } from './metrics/system-tags.ts';
 import { evaluateThresholds } from './metrics/threshold-evaluator.ts';
 import { CsvOutput, parseCsvConfig } from './output/csv.ts';
 import { JsonOutput } from './output/json.ts';
@@ -155,11 +156,14 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
     }
     for (const warning of options.warnings) logger.log('warning', warning);
     runtime.applySettings(options);
+    // k6 registers http_req_duration{expected_response:true} only while the tag is on.
+    if (!options.systemTags.includes('expected_response')) registry.forgetExpectedResponseSubmetric();
     registry.applyThresholds(options.thresholds);
     const tuple = ExecutionTuple.create(
       options.executionSegment ? parseSegment(options.executionSegment) : undefined,
       options.executionSegmentSequence ? parseSequence(options.executionSegmentSequence) : undefined,
     );
+    const tagColumns = csvTagColumns(options.systemTags);
     const makeOutputs = (fileName: (spec: OutputSpec, index: number) => string | undefined) =>
       (config.outputs ?? []).map((spec, index): Output => {
         const name = fileName(spec, index);
@@ -167,7 +171,7 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
         const csv = parseCsvConfig(spec.arg, env);
         // Assigned, not spread: the same object shape as the test's own (see warm-up.ts).
         if (name) csv.fileName = name;
-        return new CsvOutput(csv);
+        return new CsvOutput(csv, tagColumns);
       });
     outputs.push(...makeOutputs(() => undefined));
     for (const output of outputs) await output.start();
@@ -443,8 +447,9 @@ async function runLifecycle(
     clearTimeout(timer);
     const tags = runtime.contextTags(context);
     delete tags.scenario;
-    runtime.emitBuiltin('data_sent', context.bytesSent, tags);
-    runtime.emitBuiltin('data_received', context.bytesReceived, tags);
+    const metadata = runtime.sampleMetadata(context);
+    runtime.emitBuiltin('data_sent', context.bytesSent, tags, undefined, metadata);
+    runtime.emitBuiltin('data_received', context.bytesReceived, tags, undefined, metadata);
   }
 }
 

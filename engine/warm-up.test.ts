@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import type { ConstantArrivalRateScenario, ScenarioConfig } from './config/scenarios.ts';
 import type { RuntimeSettings } from './js/runtime.ts';
+import { DEFAULT_SYSTEM_TAGS } from './metrics/system-tags.ts';
 import { CsvOutput } from './output/csv.ts';
 import { ExecutionTuple, parseSegment, parseSequence } from './schedule/execution-segment.ts';
 import {
@@ -50,6 +51,7 @@ const settings: RuntimeSettings = {
   rps: 0,
   blockHostnames: [],
   blacklistIPs: [],
+  systemTags: [...DEFAULT_SYSTEM_TAGS],
 };
 
 test('peakArrivalRate: the highest planned rate per second over arrival-rate scenarios only', () => {

@@ -202,7 +202,7 @@ export function teardown() { console.log('teardown ran'); }`);
   assert.match(soon.stderr, /setupTimeout/);
 });
 
-test('k6 option flags: --rps, --min-iteration-duration, --block-hostnames, --blacklist-ip, --summary-time-unit; K6_RPS', async () => {
+test('k6 option flags: --rps, --min-iteration-duration, --summary-time-unit, K6_SYSTEM_TAGS, --block-hostnames, K6_BLACKLIST_IPS', async () => {
   const server = await startTestServer();
   const script = await writeScript(`
 import http from 'k6/http';
@@ -227,6 +227,15 @@ export default async function () {
   assert.ok(span >= 450, `6 requests at --rps 10 within ${span.toFixed(0)} ms`);
   assert.match(limited.stdout, /http_req_duration\.*: avg=[\d.]+ms min=[\d.]+ms/);
 
+  const csv = `${script}.csv`;
+  const tagged = await engineRun(script, ['-e', `TARGET=${server.url}`, '--out', `csv=${csv}`], {
+    K6_SYSTEM_TAGS: 'status,method,iter',
+  });
+  assert.equal(tagged.code, 0, tagged.stderr);
+  const [header, firstRow] = (await readFile(csv, 'utf8')).split('\n');
+  assert.equal(header, 'metric_name,timestamp,metric_value,method,status,extra_tags,metadata');
+  assert.match(firstRow ?? '', /^http_reqs,\d+,1\.000000,GET,200,,iter=\d$/);
+
   const host = new URL(server.url);
   const blocked = await engineRun(script, [
     '-e',
@@ -240,7 +249,7 @@ export default async function () {
     K6_BLACKLIST_IPS: '127.0.0.0/8',
   });
   assert.equal((blacklisted.stdout + blacklisted.stderr).match(/refused 1110/g)?.length, 6);
-  assert.equal(server.requests.length, 6, 'refused requests never reach the server');
+  assert.equal(server.requests.length, 12, 'refused requests never reach the server');
 
   const badFlag = await engineRun(script, ['--rps', 'fast']);
   assert.equal(badFlag.code, 104);

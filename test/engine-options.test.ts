@@ -136,3 +136,74 @@ export default function () {}`);
   // Cloud settings change nothing in a local run: no noise about them.
   assert.ok(!warnings.some((w) => /options\.(cloud|ext)\b/.test(w)), warnings.join('\n'));
 });
+
+test('systemTags chooses the tags samples carry: CSV columns follow it, vu and iter go to metadata', async () => {
+  const server = await startTestServer();
+  const script = await writeScript(`
+import http from 'k6/http';
+import { check } from 'k6';
+export const options = {
+  systemTags: ['status', 'method', 'url', 'ip', 'check', 'vu', 'iter'],
+  scenarios: { two: { executor: 'per-vu-iterations', vus: 1, iterations: 2, tags: { team: 'a' } } },
+};
+export default async function () {
+  const res = await http.asyncRequest('GET', '${server.url}/item', null, { tags: { name: 'item' } });
+  check(res, { ok: (r) => r.status === 200 });
+}`);
+  const run = await runScript(script);
+  assert.equal(run.exitCode, 0, run.logs.join('\n'));
+  const columns = Object.keys(run.rows[0] ?? {});
+  // The enabled indexable tags, sorted, between the value and extra_tags (k6's header).
+  assert.deepEqual(columns, [
+    'metric_name',
+    'timestamp',
+    'metric_value',
+    'check',
+    'ip',
+    'method',
+    'status',
+    'url',
+    'extra_tags',
+    'metadata',
+  ]);
+  const requests = run.rows.filter((r) => r.metric_name === 'http_reqs');
+  assert.deepEqual(
+    requests.map((r) => [r.ip, r.method, r.status, r.url, r.metadata]),
+    [
+      ['127.0.0.1', 'GET', '200', 'item', 'iter=0&vu=1'],
+      ['127.0.0.1', 'GET', '200', 'item', 'iter=1&vu=1'],
+    ],
+  );
+  // A custom tag named like a disabled system tag is the script's own: it stays (in extra_tags).
+  assert.ok(
+    requests.every((r) => (r.extra_tags ?? '').split('&').sort().join('&') === 'name=item&team=a'),
+    requests[0]?.extra_tags,
+  );
+  const checks = run.rows.filter((r) => r.metric_name === 'checks');
+  assert.deepEqual(
+    checks.map((r) => [r.check, r.metadata]),
+    [
+      ['ok', 'iter=0&vu=1'],
+      ['ok', 'iter=1&vu=1'],
+    ],
+  );
+  // No scenario or group tag anywhere, and no expected_response sub-metric without its tag.
+  assert.ok(run.rows.every((r) => !/(^|&)(scenario|group)=/.test(r.extra_tags ?? '')));
+  assert.equal(run.exported?.metrics['http_req_duration{expected_response:true}'], undefined);
+  assert.ok(run.exported?.metrics.http_req_duration);
+});
+
+test('systemTags: an unknown name exits 104; ocsp_status, which the engine does not record, is warned about', async () => {
+  const script = await writeScript(`
+export const options = { iterations: 1, systemTags: JSON.parse(__ENV.TAGS) };
+export default function () {}`);
+  const bad = await runScript(script, { env: { TAGS: '["status","statuz"]' } });
+  assert.equal(bad.exitCode, 104);
+  assert.match(bad.logs.join('\n'), /systemTags.*"statuz" is not a k6 system tag/s);
+  const ocsp = await runScript(script, { env: { TAGS: '["status","ocsp_status"]' } });
+  assert.equal(ocsp.exitCode, 0, ocsp.logs.join('\n'));
+  assert.ok(
+    ocsp.logs.some((l) => /^warning .*does not record ocsp_status/.test(l)),
+    ocsp.logs.join('\n'),
+  );
+});

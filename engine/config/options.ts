@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { type ConfigProblem, PlateauError } from '../../contract/index.ts';
 import { PLATEAU_VERSION } from '../../lib/version.ts';
 import type { TlsSettings } from '../js/modules/connection-pool.ts';
+import { DEFAULT_SYSTEM_TAGS, isSystemTag, type SystemTag, UNRECORDED_TAGS } from '../metrics/system-tags.ts';
 import type { ThresholdConfig } from '../metrics/thresholds.ts';
 import { parseDurationNs } from './duration.ts';
 import type { ScenarioConfig } from './scenarios.ts';
@@ -68,6 +69,8 @@ export interface TestOptions {
   summaryTimeUnit: '' | 's' | 'ms' | 'us';
   /** k6's handleSummaryTimeout (default 2 min). */
   handleSummaryTimeoutNs: number;
+  /** k6's systemTags: the system tags samples carry (`vu` and `iter` as metadata). */
+  systemTags: SystemTag[];
   /**
    * Options the script (or a flag) set that the engine does not apply, each said with why,
    * and names k6 does not know: the runner logs them before anything runs, as silence
@@ -147,7 +150,6 @@ const NOT_APPLIED: Readonly<Record<string, string>> = {
   metricSamplesBufferSize: 'the engine buffers samples its own way (flushed every 100 ms)',
   vusMax: 'k6 no longer reads it either: VUs come from the scenarios',
   consoleOutput: 'set it with --console-output FILE',
-  systemTags: "samples carry k6's default system tags",
 };
 
 const SUMMARY_TIME_UNITS = ['s', 'ms', 'us'] as const;
@@ -489,6 +491,7 @@ export function consolidateOptions(scriptOptions: unknown, overrides: OptionOver
       'options.handleSummaryTimeout',
       120 * SECOND_NS,
     ),
+    systemTags: systemTags(raw.systemTags, problems, warnings),
     warnings,
     scriptOptions: raw,
   };
@@ -630,4 +633,28 @@ export function parseCidr(
   const prefix = Number(bits);
   if (prefix > (version === 4 ? 32 : 128)) return undefined;
   return { address, prefix, family: version === 4 ? 'ipv4' : 'ipv6' };
+}
+
+/** k6's systemTags: known names only; unset means k6's default set. */
+function systemTags(value: unknown, problems: ConfigProblem[], warnings: string[]): SystemTag[] {
+  if (value === undefined || value === null) return [...DEFAULT_SYSTEM_TAGS];
+  const setting = 'options.systemTags';
+  const names = stringList(value, setting, "['status', 'method', 'url', 'vu', 'iter']", problems);
+  const tags: SystemTag[] = [];
+  for (const name of names) {
+    if (isSystemTag(name)) tags.push(name);
+    else {
+      problems.push({
+        setting,
+        message: `"${name}" is not a k6 system tag`,
+        hint: 'use names such as status, method, url, name, group, scenario, check, error, error_code, proto, tls_version, expected_response, ip, vu, iter',
+      });
+    }
+  }
+  for (const tag of tags) {
+    if (UNRECORDED_TAGS.has(tag)) {
+      warnings.push(`options.systemTags: the embedded engine does not record ${tag}; its column stays empty`);
+    }
+  }
+  return tags;
 }

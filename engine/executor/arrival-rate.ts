@@ -114,7 +114,9 @@ export class ArrivalRateExecutor extends ScenarioExecutor {
     runtime.stopController.signal.addEventListener('abort', onStop, { once: true });
     if (runtime.stopController.signal.aborted) onStop();
     const inFlight = new Set<Promise<unknown>>();
-    const droppedTags = { ...runtime.runTags, scenario: this.name };
+    const droppedTags = runtime.systemTags.scenario
+      ? { ...runtime.runTags, scenario: this.name }
+      : runtime.runTags;
     let iterationInScenario = 0;
     /** Asks the dispatch loop to check for due starts once the current I/O is handled. */
     let wakeAfterIo: (() => void) | undefined;

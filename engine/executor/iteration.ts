@@ -126,23 +126,17 @@ function finishIteration(
   const tags = runtime.contextTags(context, '');
   context.interrupted = outcome === 'interrupted';
   const { completed, interrupted } = iterationMetrics(runtime);
-  if (outcome === 'completed') {
-    runtime.emitContainer({
-      timeMs: ended,
-      tags,
-      metrics: completed,
-      values: [context.bytesSent, context.bytesReceived, ended - started, 1],
-    });
-    runtime.iterationsCompleted++;
-  } else {
-    runtime.emitContainer({
-      timeMs: ended,
-      tags,
-      metrics: interrupted,
-      values: [context.bytesSent, context.bytesReceived],
-    });
-    runtime.iterationsInterrupted++;
-  }
+  const metrics = outcome === 'completed' ? completed : interrupted;
+  const values =
+    outcome === 'completed'
+      ? [context.bytesSent, context.bytesReceived, ended - started, 1]
+      : [context.bytesSent, context.bytesReceived];
+  const metadata = runtime.sampleMetadata(context);
+  runtime.emitContainer(
+    metadata ? { timeMs: ended, tags, metrics, values, metadata } : { timeMs: ended, tags, metrics, values },
+  );
+  if (outcome === 'completed') runtime.iterationsCompleted++;
+  else runtime.iterationsInterrupted++;
   return outcome;
 }
 

@@ -176,7 +176,10 @@ export class VuBasedExecutor extends ScenarioExecutor {
       const undone = perVuLeft ? perVuLeft.reduce((a, b) => a + b, 0) : sharedLeft;
       if (undone > 0) {
         this.stats.dropped += undone;
-        runtime.emitBuiltin('dropped_iterations', undone, { ...runtime.runTags, scenario: this.name });
+        const tags = runtime.systemTags.scenario
+          ? { ...runtime.runTags, scenario: this.name }
+          : runtime.runTags;
+        runtime.emitBuiltin('dropped_iterations', undone, tags);
       }
     }
     runtime.stopController.signal.removeEventListener('abort', onStop);

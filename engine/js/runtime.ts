@@ -4,6 +4,7 @@ import type { TestOptions } from '../config/options.ts';
 import type { BuiltinMetricName } from '../metrics/builtin.ts';
 import type { Metric, SampleContainer, Tags } from '../metrics/metric.ts';
 import type { MetricRegistry } from '../metrics/registry.ts';
+import { DEFAULT_SYSTEM_TAG_FLAGS, type SystemTagFlags, systemTagFlags } from '../metrics/system-tags.ts';
 import type { Output } from '../output/output.ts';
 import { currentContext, type IterationContext } from './context.ts';
 import type { Logger } from './logger.ts';
@@ -29,6 +30,7 @@ export type RuntimeSettings = Pick<
   | 'rps'
   | 'blockHostnames'
   | 'blacklistIPs'
+  | 'systemTags'
 >;
 
 /** How often buffered samples are handed to the outputs. */
@@ -116,6 +118,8 @@ export class TestRuntime {
   minIterationDurationMs = 0;
   /** options.rps: requests per second for the whole test (0: no limit). */
   rps = 0;
+  /** options.systemTags: which system tags samples carry. */
+  systemTags: SystemTagFlags = DEFAULT_SYSTEM_TAG_FLAGS;
   /** The earliest moment the next request may go out under options.rps. */
   #rpsNextMs = 0;
   setupData: unknown;
@@ -150,6 +154,21 @@ export class TestRuntime {
     this.destinations = new DestinationRules(settings.blockHostnames, settings.blacklistIPs);
     this.minIterationDurationMs = settings.minIterationDurationMs;
     this.rps = settings.rps;
+    this.systemTags = systemTagFlags(settings.systemTags);
+  }
+
+  /**
+   * The metadata of a sample `context` emits: `vu` and `iter` when options.systemTags
+   * enables them (k6 keeps them out of tags), else undefined.
+   */
+  sampleMetadata(context: IterationContext | undefined): Record<string, string> | undefined {
+    const { vu, iter } = this.systemTags;
+    if (!context || (!vu && !iter)) return undefined;
+    const metadata: Record<string, string> = {};
+    // k6 counts iter per VU from 0, as __ITER.
+    if (iter) metadata.iter = String(Math.max(0, context.vuIterationInInstance));
+    if (vu) metadata.vu = String(context.vu.idInInstance);
+    return metadata;
   }
 
   /**
@@ -214,8 +233,14 @@ export class TestRuntime {
   }
 
   /** Emits a built-in metric. */
-  emitBuiltin(name: BuiltinMetricName, value: number, tags: Tags, timeMs?: number): void {
-    this.emit(this.registry.builtin(name), value, tags, timeMs);
+  emitBuiltin(
+    name: BuiltinMetricName,
+    value: number,
+    tags: Tags,
+    timeMs?: number,
+    metadata?: Record<string, string>,
+  ): void {
+    this.emit(this.registry.builtin(name), value, tags, timeMs, metadata);
   }
 
   /** Records the samples of one event (see SampleContainer). */
@@ -244,8 +269,8 @@ export class TestRuntime {
   contextTags(context: IterationContext | undefined, group = context?.group ?? ''): Record<string, string> {
     const tags: Record<string, string> = { ...this.runTags };
     if (context?.scenario) Object.assign(tags, context.scenario.tags);
-    tags.group = group;
-    if (context?.scenario) tags.scenario = context.scenario.name;
+    if (this.systemTags.group) tags.group = group;
+    if (context?.scenario && this.systemTags.scenario) tags.scenario = context.scenario.name;
     if (context) Object.assign(tags, context.vu.tags);
     return tags;
   }

@@ -21,6 +21,13 @@ export class MetricRegistry {
     ]);
   }
 
+  /** Drops the sub-metric k6 registers only while the expected_response system tag is on. */
+  forgetExpectedResponseSubmetric(): void {
+    const duration = this.builtin('http_req_duration');
+    const index = duration.submetrics.findIndex((sub) => sub.suffix === 'expected_response:true');
+    if (index >= 0) duration.submetrics.splice(index, 1);
+  }
+
   builtin(name: BuiltinMetricName): Metric {
     return this.#metrics.get(name)!;
   }

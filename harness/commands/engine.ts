@@ -193,6 +193,7 @@ export function scriptOptionFlags(
       .filter((item) => item !== '');
   if (typeof options.blacklistIp === 'string') set.blacklistIPs = list(options.blacklistIp);
   if (typeof options.blockHostnames === 'string') set.blockHostnames = list(options.blockHostnames);
+  if (typeof options.systemTags === 'string') set.systemTags = list(options.systemTags);
   return set;
 }
 
@@ -254,6 +255,7 @@ const K6_VALUE_ENV: Readonly<Record<string, string>> = {
   '--summary-time-unit': 'K6_SUMMARY_TIME_UNIT',
   '--blacklist-ip': 'K6_BLACKLIST_IPS',
   '--block-hostnames': 'K6_BLOCK_HOSTNAMES',
+  '--system-tags': 'K6_SYSTEM_TAGS',
 };
 
 /** An option that k6 also reads from an environment variable (K6_VALUE_ENV), so the help says which. */
@@ -425,6 +427,12 @@ dropped iterations, tags, thresholds) and writes k6's own output formats. Flags 
       k6Option(
         '--summary-time-unit <unit>',
         'show every time in the summary in s, ms or us (as options.summaryTimeUnit)',
+      ),
+    )
+    .addOption(
+      k6Option(
+        '--system-tags <tags>',
+        'the system tags samples carry, comma-separated, e.g. status,method,url,vu,iter (as options.systemTags; vu and iter become metadata)',
       ),
     )
     .option('--no-setup', 'do not run setup() (as options.noSetup)')

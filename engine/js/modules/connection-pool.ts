@@ -33,12 +33,14 @@ export interface ConnectionTrace {
   onConnection?(info: ConnectionInfo): void;
 }
 
-/** What k6 tags a request with about its https connection. */
+/** What k6 tags a request with about its connection. */
 export interface ConnectionInfo {
-  /** `tls1.2`, `tls1.3`. */
+  /** `tls1.2`, `tls1.3`; '' over plain http. */
   tlsVersion: string;
   /** `HTTP/1.1`, or `HTTP/2.0` when ALPN chose h2. */
   proto: string;
+  /** The address the connection reached (k6's `ip` tag). */
+  remoteAddress: string;
 }
 
 /** A request's handler: undici's, plus the connection moments it wants to hear. */
@@ -169,7 +171,7 @@ class OriginPool {
   readonly #waiting = new Fifo<Waiting>();
   #dialing = 0;
   #closed = false;
-  /** Each https client's TLS version and protocol, for the tls_version and proto tags. */
+  /** Each client's address, TLS version and protocol, for the ip, tls_version and proto tags. */
   readonly #connectionInfo = new WeakMap<Client, ConnectionInfo>();
   readonly #tls: boolean;
   /**
@@ -221,10 +223,8 @@ class OriginPool {
   }
 
   #send(client: Client, options: Dispatcher.DispatchOptions, handler: TracedHandler): void {
-    if (this.#tls) {
-      const info = this.#connectionInfo.get(client);
-      if (info) handler.onConnection?.(info);
-    }
+    const info = this.#connectionInfo.get(client);
+    if (info) handler.onConnection?.(info);
     const releasing = new ReleasingHandler(handler, () => this.#release(client));
     this.#sending = handler;
     this.#lastSent.set(client, handler);
@@ -328,13 +328,18 @@ class OriginPool {
   }
 
   #noteConnection(client: Client, socket: Socket): void {
-    if (!this.#tls) return;
+    const remoteAddress = socket.remoteAddress ?? '';
+    if (!this.#tls) {
+      this.#connectionInfo.set(client, { tlsVersion: '', proto: 'HTTP/1.1', remoteAddress });
+      return;
+    }
     const tlsSocket = socket as TLSSocket;
     const protocol = tlsSocket.getProtocol?.() ?? '';
     this.#connectionInfo.set(client, {
       // Node says TLSv1.3, k6 tls1.3 (and tls1.0 for TLSv1).
       tlsVersion: protocol === 'TLSv1' ? 'tls1.0' : protocol.replace('TLSv', 'tls'),
       proto: tlsSocket.alpnProtocol === 'h2' ? 'HTTP/2.0' : 'HTTP/1.1',
+      remoteAddress,
     });
   }
 

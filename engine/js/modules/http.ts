@@ -247,6 +247,7 @@ class InFlightRequest implements TracedHandler, Expiring {
   #setCookies: string[] | undefined;
   #tlsVersion = '';
   #proto = 'HTTP/1.1';
+  #remoteAddress = '';
   #chunks: Buffer[] = [];
   #bodyBytes = 0;
   #settled = false;
@@ -317,6 +318,7 @@ class InFlightRequest implements TracedHandler, Expiring {
   onConnection(info: ConnectionInfo): void {
     this.#tlsVersion = info.tlsVersion;
     this.#proto = info.proto;
+    this.#remoteAddress = info.remoteAddress;
   }
 
   onRequestWritten(): void {
@@ -463,16 +465,18 @@ class InFlightRequest implements TracedHandler, Expiring {
     if (!context?.interrupted) {
       const tags = runtime.contextTags(context);
       Object.assign(tags, spec.customTags);
-      tags.method = spec.method;
-      tags.url = spec.name;
-      tags.name = spec.name;
-      tags.status = String(status);
-      tags.proto = failed ? '' : this.#proto;
-      if (this.#tlsVersion !== '') tags.tls_version = this.#tlsVersion;
-      if (expected !== undefined) tags.expected_response = String(expected);
-      if (errorCode !== 0) tags.error_code = String(errorCode);
-      if (errorText !== '') tags.error = errorText;
-      emitRequest(runtime, this.#metrics, tags, timings, expected, ended);
+      const on = runtime.systemTags;
+      if (on.method) tags.method = spec.method;
+      if (on.url) tags.url = spec.name;
+      if (on.name) tags.name = spec.name;
+      if (on.status) tags.status = String(status);
+      if (on.proto) tags.proto = failed ? '' : this.#proto;
+      if (on.tls_version && this.#tlsVersion !== '') tags.tls_version = this.#tlsVersion;
+      if (on.expected_response && expected !== undefined) tags.expected_response = String(expected);
+      if (on.error_code && errorCode !== 0) tags.error_code = String(errorCode);
+      if (on.error && errorText !== '') tags.error = errorText;
+      if (on.ip && this.#remoteAddress !== '') tags.ip = this.#remoteAddress;
+      emitRequest(runtime, this.#metrics, tags, timings, expected, ended, runtime.sampleMetadata(context));
     }
     if (runtime.httpDebug !== '' && !context?.interrupted) {
       logHttpDebug(runtime, context, spec, failed ? undefined : this.#responseHead(status), decoded.body);
@@ -660,6 +664,7 @@ function emitRequest(
   t: Timings,
   expected: boolean | undefined,
   timeMs: number,
+  metadata: Record<string, string> | undefined,
 ) {
   const values = [
     1,
@@ -672,12 +677,12 @@ function emitRequest(
     t.receiving,
   ];
   if (expected !== undefined) values.push(expected ? 0 : 1);
-  runtime.emitContainer({
-    timeMs,
-    tags,
-    metrics: expected === undefined ? metrics.withoutFailed : metrics.withFailed,
-    values,
-  });
+  const requestMetrics = expected === undefined ? metrics.withoutFailed : metrics.withFailed;
+  runtime.emitContainer(
+    metadata
+      ? { timeMs, tags, metrics: requestMetrics, values, metadata }
+      : { timeMs, tags, metrics: requestMetrics, values },
+  );
 }
 
 const canonicalNames = new Map<string, string>();

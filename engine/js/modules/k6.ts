@@ -26,7 +26,10 @@ export function createK6Module(runtime: TestRuntime) {
       }
       if (ok) record.passes++;
       else record.fails++;
-      if (!context?.interrupted) runtime.emitBuiltin('checks', ok ? 1 : 0, { ...base, check: name });
+      if (!context?.interrupted) {
+        const tags = runtime.systemTags.check ? { ...base, check: name } : base;
+        runtime.emitBuiltin('checks', ok ? 1 : 0, tags, undefined, runtime.sampleMetadata(context));
+      }
     }
     return all;
   }
@@ -49,7 +52,15 @@ export function createK6Module(runtime: TestRuntime) {
       return result;
     } finally {
       const tags = runtime.contextTags(context);
-      if (!context.interrupted) runtime.emitBuiltin('group_duration', nowMs() - started, tags);
+      if (!context.interrupted) {
+        runtime.emitBuiltin(
+          'group_duration',
+          nowMs() - started,
+          tags,
+          undefined,
+          runtime.sampleMetadata(context),
+        );
+      }
       context.group = parent;
     }
   }

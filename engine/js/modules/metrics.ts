@@ -25,7 +25,8 @@ export function createMetricsModule(runtime: TestRuntime) {
           return false;
         }
         const extra = Object.fromEntries(Object.entries(tags ?? {}).map(([k, v]) => [k, String(v)]));
-        runtime.emit(this.#metric, numeric, { ...runtime.contextTags(context), ...extra });
+        const sampleTags = { ...runtime.contextTags(context), ...extra };
+        runtime.emit(this.#metric, numeric, sampleTags, undefined, runtime.sampleMetadata(context));
         return true;
       }
     };
