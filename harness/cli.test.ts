@@ -39,3 +39,18 @@ test('every command has a description; none comes out cut mid-sentence at 80 col
     }
   }
 });
+
+test('--version prints the version from package.json and exits 0', async () => {
+  const { readFile } = await import('node:fs/promises');
+  const { version } = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'));
+  let printed = '';
+  const program = buildProgram().configureOutput({ writeOut: (text) => (printed += text) });
+  await assert.rejects(
+    program.parseAsync(['node', 'plateau', '--version']),
+    (error: { exitCode?: number }) => {
+      assert.equal(error.exitCode, 0);
+      return true;
+    },
+  );
+  assert.equal(printed.trim(), version);
+});

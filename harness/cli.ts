@@ -1,6 +1,7 @@
 // The `plateau` command line: one file per subcommand, wired here.
 import { Command, CommanderError } from 'commander';
 import { isPlateauError } from '../contract/index.ts';
+import { PLATEAU_VERSION } from '../lib/version.ts';
 import { registerAnalyze } from './commands/analyze.ts';
 import { registerBuild } from './commands/build.ts';
 import { registerCheck } from './commands/check.ts';
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
     .description(
       'Stepped capacity testing: find which resource limits a service first,\nat what served rate, and what happens past it.',
     )
+    .version(PLATEAU_VERSION, '-V, --version', "print plateau's version")
     .showHelpAfterError('(run with --help for usage)')
     // Descriptions are written with line breaks for the source; commander wraps them again
     // to the terminal, so paragraphs are joined first (inherited by every subcommand).
