@@ -21,7 +21,9 @@ import { evaluateThresholds } from './metrics/threshold-evaluator.ts';
 import { CsvOutput, parseCsvConfig } from './output/csv.ts';
 import { JsonOutput } from './output/json.ts';
 import type { Output } from './output/output.ts';
-import { buildSummaryData, renderTextSummary, type SummaryData, summaryExport } from './output/summary.ts';
+import { ScenarioBreakdown } from './output/scenario-breakdown.ts';
+import { buildSummaryData, type SummaryData, summaryExport } from './output/summary.ts';
+import { renderTextSummary, textSummaryInput } from './output/text-summary.ts';
 import { ExecutionTuple, parseSegment, parseSequence } from './schedule/execution-segment.ts';
 import {
   coldStartWarnings,
@@ -65,9 +67,9 @@ export interface RunConfig {
   outputs?: OutputSpec[];
   summaryExport?: string;
   /**
-   * k6's --summary-mode: `compact` (default) and `full` print the end-of-test summary (the
-   * engine renders full as compact), `disabled` writes none: no text, no handleSummary, no
-   * export (k6's --no-summary).
+   * k6's --summary-mode: `compact` (default), `full` (every metric, and a section per
+   * scenario with its groups) or `legacy` (the pre-1.0 layout) for the end-of-test text;
+   * `disabled` writes none: no text, no handleSummary, no export (k6's --no-summary).
    */
   summaryMode?: SummaryMode;
   /** k6's --console-output: the script's console lines are appended to this file instead of stderr. */
@@ -114,6 +116,9 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
   const outputs: Output[] = [];
   const registry = new MetricRegistry();
   const runtime = new TestRuntime({ registry, logger, env, runTags: {}, outputs });
+  // Full mode's per-scenario sections need every sample by scenario and group as it comes.
+  const breakdown = config.summaryMode === 'full' ? new ScenarioBreakdown() : undefined;
+  runtime.sampleObserver = breakdown;
   const stopExternally = () => runtime.stop({ kind: 'signal', message: 'stopped by signal' });
   config.signal?.addEventListener('abort', stopExternally, { once: true });
   let options: TestOptions | undefined;
@@ -388,7 +393,13 @@ async function writeSummaries(
       runtime.logger.log('error', `handleSummary() failed: ${describe(error)}`);
     }
   }
-  if (printDefault) write(renderTextSummary(summary));
+  if (printDefault) {
+    const mode =
+      config.summaryMode === 'full' || config.summaryMode === 'legacy' ? config.summaryMode : 'compact';
+    const breakdown =
+      runtime.sampleObserver instanceof ScenarioBreakdown ? runtime.sampleObserver : undefined;
+    write(renderTextSummary(textSummaryInput(runtime, summary, mode, breakdown)));
+  }
 }
 
 /** `promise`, or a rejection with `message` once `ms` have passed. */

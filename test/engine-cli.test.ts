@@ -225,7 +225,7 @@ export default async function () {
   assert.equal(server.requests.length, 6);
   const span = server.requests.at(-1)!.atMs - server.requests[0]!.atMs;
   assert.ok(span >= 450, `6 requests at --rps 10 within ${span.toFixed(0)} ms`);
-  assert.match(limited.stdout, /http_req_duration\.*: avg=[\d.]+ms min=[\d.]+ms/);
+  assert.match(limited.stdout, /http_req_duration\.*: avg=[\d.]+ms +min=[\d.]+ms/);
 
   const csv = `${script}.csv`;
   const tagged = await engineRun(script, ['-e', `TARGET=${server.url}`, '--out', `csv=${csv}`], {

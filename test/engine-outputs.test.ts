@@ -278,3 +278,49 @@ ${body}
     server.close();
   }
 });
+
+test('the text summary: compact by default, full with a section per scenario and its groups, legacy on request', async () => {
+  const server = await startTestServer();
+  const script = await writeScript(`
+import http from 'k6/http';
+import { check, group } from 'k6';
+export const options = {
+  scenarios: {
+    browse: { executor: 'per-vu-iterations', vus: 1, iterations: 3 },
+    buy: { executor: 'per-vu-iterations', vus: 1, iterations: 2, exec: 'buy' },
+  },
+  thresholds: { http_req_failed: ['rate<0.01'] },
+};
+export default async function () {
+  const res = await http.asyncRequest('GET', '${server.url}/');
+  check(res, { 'status is 200': (r) => r.status === 200 });
+}
+export async function buy() {
+  const res = await http.asyncRequest('GET', '${server.url}/cart');
+  group('checkout', () => { check(res, { 'cart answered': (r) => r.status === 200 }); });
+}`);
+  const compact = await runScript(script);
+  assert.equal(compact.exitCode, 0, compact.logs.join('\n'));
+  assert.match(compact.stdout, /█ THRESHOLDS \n\n {4}http_req_failed\n {4}✓ 'rate<0\.01' rate=0\.00%\n/);
+  assert.match(compact.stdout, /checks_total\.+: 5 /);
+  assert.match(compact.stdout, /\n {4}http_reqs\.+: 5 /);
+  assert.ok(!compact.stdout.includes('SCENARIO:') && !compact.stdout.includes('http_req_waiting'));
+
+  const full = await runScript(script, { summaryMode: 'full' });
+  assert.equal(full.exitCode, 0, full.logs.join('\n'));
+  const browse = full.stdout.indexOf('█ SCENARIO: browse');
+  const buy = full.stdout.indexOf('█ SCENARIO: buy');
+  assert.ok(browse > 0 && buy > browse, full.stdout);
+  assert.match(full.stdout.slice(browse, buy), /\n {4}http_reqs\.+: 3 /);
+  assert.match(full.stdout.slice(buy), /\n {4}http_reqs\.+: 2 /);
+  assert.match(
+    full.stdout.slice(buy),
+    /\n {4}↳ GROUP: checkout \n\n {6}checks_total\.+: 2 [\s\S]*\n {6}✓ cart answered\n/,
+  );
+  assert.match(full.stdout, /\n {4}http_req_waiting\.+: avg=/);
+
+  const legacy = await runScript(script, { summaryMode: 'legacy' });
+  assert.match(legacy.stdout, /\n {3}✓ http_req_failed\.+: 0\.00% +0 out of 5\n/);
+  assert.match(legacy.stdout, /\n {5}█ checkout\n/);
+  assert.ok(!legacy.stdout.includes('TOTAL RESULTS'));
+});

@@ -118,6 +118,8 @@ export class TestRuntime {
   minIterationDurationMs = 0;
   /** options.rps: requests per second for the whole test (0: no limit). */
   rps = 0;
+  /** Sees every sample as it is emitted (the full summary's per-scenario breakdown). */
+  sampleObserver: { add(container: SampleContainer): void } | undefined = undefined;
   /** options.systemTags: which system tags samples carry. */
   systemTags: SystemTagFlags = DEFAULT_SYSTEM_TAG_FLAGS;
   /** The earliest moment the next request may go out under options.rps. */
@@ -251,6 +253,7 @@ export class TestRuntime {
       metric.observed = true;
       metric.ingest(values[i]!, tags);
     }
+    this.sampleObserver?.add(container);
     this.#pending.push(container);
     this.#pendingSamples += metrics.length;
     if (this.#pendingSamples >= OUTPUT_BATCH_SAMPLES) this.flush();

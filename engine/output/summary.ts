@@ -45,12 +45,12 @@ function trendValue(sink: TrendSink, stat: string): number {
   return stat === 'count' ? sink.count : (aggregate(sink, stat, 0) ?? 0);
 }
 
-function values(
-  metric: Metric | Submetric,
+/** A sink's values as the summary gives them: count and rate, value/min/max, rate, or trend statistics. */
+export function sinkValues(
+  sink: Metric['sink'],
   trendStats: string[],
   durationSeconds: number,
 ): Record<string, number> {
-  const sink = metric.sink;
   if (sink instanceof CounterSink)
     return { count: sink.count, rate: durationSeconds > 0 ? sink.count / durationSeconds : 0 };
   if (sink instanceof GaugeSink) return { value: sink.value, min: sink.min, max: sink.max };
@@ -84,7 +84,7 @@ export function buildSummaryData(
     const entry: SummaryMetric = {
       type: parent.type,
       contains: parent.contains,
-      values: values(m, trendStats, seconds),
+      values: sinkValues(m.sink, trendStats, seconds),
     };
     if (m.thresholds.length > 0) {
       entry.thresholds = Object.fromEntries(m.thresholds.map((t) => [t.source, { ok: !t.failed }]));
@@ -139,84 +139,4 @@ export function summaryExport(data: SummaryData): string {
   const out: Record<string, unknown> = { root_group: flatGroup(data.root_group), metrics };
   if (data.setup_data !== undefined) out.setup_data = data.setup_data;
   return `${JSON.stringify(out, null, 4)}\n`;
-}
-
-/** summaryTimeUnit's units: the unit shown and how many of it make a millisecond. */
-const TIME_UNITS: Readonly<Record<string, { unit: string; perMs: number }>> = {
-  s: { unit: 's', perMs: 0.001 },
-  ms: { unit: 'ms', perMs: 1 },
-  us: { unit: 'µs', perMs: 1000 },
-};
-
-/** A duration in ms for the summary: in `timeUnit` when one is set, else in a unit that fits it. */
-function formatTime(ms: number, timeUnit = ''): string {
-  const fixed = TIME_UNITS[timeUnit];
-  if (fixed) return `${Number((ms * fixed.perMs).toFixed(2))}${fixed.unit}`;
-  if (ms === 0) return '0s';
-  if (ms < 1) return `${(ms * 1000).toFixed(2)}µs`;
-  if (ms < 1000) return `${ms.toFixed(2)}ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(2)}s`;
-  const minutes = Math.floor(ms / 60_000);
-  return `${minutes}m${((ms % 60_000) / 1000).toFixed(1)}s`;
-}
-
-function formatData(bytes: number): string {
-  const units = ['B', 'kB', 'MB', 'GB', 'TB'];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1000 && unit < units.length - 1) {
-    value /= 1000;
-    unit++;
-  }
-  return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`;
-}
-
-/** The end-of-test text summary, like k6's: one line per metric, thresholds marked ✓/✗. */
-export function renderTextSummary(data: SummaryData): string {
-  const lines: string[] = [];
-  const names = Object.keys(data.metrics).sort();
-  const width = Math.max(...names.map((n) => n.length), 10) + 3;
-  const checks = data.root_group.checks;
-  lines.push('', '  █ TOTAL RESULTS', '');
-  for (const check of collectChecks(data.root_group)) {
-    lines.push(
-      `    ${check.fails === 0 ? '✓' : '✗'} ${check.name}${check.fails ? `  ↳ ${check.passes}/${check.passes + check.fails} passed` : ''}`,
-    );
-  }
-  if (checks.length > 0) lines.push('');
-  for (const name of names) {
-    const metric = data.metrics[name]!;
-    const thresholds = metric.thresholds ? Object.values(metric.thresholds) : [];
-    const mark = thresholds.length === 0 ? ' ' : thresholds.every((t) => t.ok) ? '✓' : '✗';
-    const v = metric.values;
-    let text: string;
-    if (metric.type === 'trend') {
-      const fmt = (x: number) =>
-        metric.contains === 'time'
-          ? formatTime(x, data.options.summaryTimeUnit)
-          : Number(x.toFixed(2)).toString();
-      text = Object.entries(v)
-        .map(([stat, x]) => `${stat}=${fmt(x)}`)
-        .join(' ');
-    } else if (metric.type === 'counter') {
-      text =
-        metric.contains === 'data'
-          ? `${formatData(v.count!)}  ${formatData(v.rate!)}/s`
-          : `${v.count}  ${Number(v.rate!.toFixed(2))}/s`;
-    } else if (metric.type === 'rate') {
-      text = `${(v.rate! * 100).toFixed(2)}%  ${v.passes} out of ${v.passes! + v.fails!}`;
-    } else {
-      text = `${v.value}  min=${v.min} max=${v.max}`;
-    }
-    lines.push(`  ${mark} ${`${name}`.padEnd(width, '.')}: ${text}`);
-    for (const [expr, result] of Object.entries(metric.thresholds ?? {})) {
-      lines.push(`      ${result.ok ? '✓' : '✗'} '${expr}'`);
-    }
-  }
-  lines.push('');
-  return `${lines.join('\n')}\n`;
-}
-
-function collectChecks(g: SummaryGroup): SummaryCheck[] {
-  return [...g.checks, ...g.groups.flatMap(collectChecks)];
 }

@@ -348,7 +348,7 @@ dropped iterations, tags, thresholds) and writes k6's own output formats. Flags 
     )
     .option(
       '--summary-mode <mode>',
-      'compact (default), full (printed as compact) or disabled: no summary, handleSummary or export (or K6_SUMMARY_MODE)',
+      'compact (default: thresholds, checks, main metrics by category), full (every metric, and each scenario with its groups), legacy (the pre-v1 layout) or disabled: no summary, handleSummary or export (or K6_SUMMARY_MODE)',
     )
     .option('--no-summary', "k6 v1's flag for --summary-mode disabled")
     .option('--tag <NAME=VALUE>', 'tag added to every sample (repeatable)', collect, [])
@@ -523,11 +523,6 @@ Examples:
       });
       // On SIGINT/SIGTERM the run stops starting iterations, writes what it gathered, then exits 105.
       setSignalPolicy({ exitCode: () => 105, onSignal: () => stop.abort(), drain: () => running });
-      if (summaryMode === 'full' || summaryMode === 'legacy') {
-        process.stderr.write(
-          `plateau engine: --summary-mode ${summaryMode} is printed as compact (the engine renders no per-group or per-scenario sections)\n`,
-        );
-      }
       const result = await running.finally(logs.close);
       if (interactive) process.stderr.write('\n');
       if (result.exitCode !== 0 && result.reason) process.stderr.write(`plateau engine: ${result.reason}\n`);
