@@ -25,23 +25,11 @@ export const SYSTEM_TAGS = [
 
 export type SystemTag = (typeof SYSTEM_TAGS)[number];
 
+/** System tags k6 knows but leaves off unless systemTags names them. */
+const OPT_IN_TAGS: ReadonlySet<SystemTag> = new Set(['ip', 'iter', 'ocsp_status', 'vu']);
+
 /** k6's default `systemTags`. */
-export const DEFAULT_SYSTEM_TAGS: readonly SystemTag[] = [
-  'check',
-  'error',
-  'error_code',
-  'expected_response',
-  'group',
-  'method',
-  'name',
-  'proto',
-  'scenario',
-  'service',
-  'status',
-  'subproto',
-  'tls_version',
-  'url',
-];
+export const DEFAULT_SYSTEM_TAGS: readonly SystemTag[] = SYSTEM_TAGS.filter((tag) => !OPT_IN_TAGS.has(tag));
 
 /** System tags that are sample metadata when enabled, never tags (not indexable). */
 const METADATA_TAGS: ReadonlySet<SystemTag> = new Set(['vu', 'iter']);

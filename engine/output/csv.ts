@@ -2,27 +2,13 @@
 import { type ConfigProblem, PlateauError } from '../../contract/index.ts';
 import { parseDurationNs } from '../config/duration.ts';
 import type { SampleContainer, Tags } from '../metrics/metric.ts';
+import { csvTagColumns, DEFAULT_SYSTEM_TAGS } from '../metrics/system-tags.ts';
 import type { Output } from './output.ts';
 import { ChunkedWriter, type OutputFile, openOutputFile } from './output-file.ts';
 import { formatRfc3339 } from './time-format.ts';
 
 /** k6's default `systemTags` that are indexable, sorted: the CSV's tag columns. */
-export const DEFAULT_CSV_TAG_COLUMNS = [
-  'check',
-  'error',
-  'error_code',
-  'expected_response',
-  'group',
-  'method',
-  'name',
-  'proto',
-  'scenario',
-  'service',
-  'status',
-  'subproto',
-  'tls_version',
-  'url',
-] as const;
+export const DEFAULT_CSV_TAG_COLUMNS: readonly string[] = csvTagColumns(DEFAULT_SYSTEM_TAGS);
 
 export const TIME_FORMATS = [
   'unix',

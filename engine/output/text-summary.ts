@@ -4,6 +4,7 @@
 // are written as k6 writes them: durations truncated to two decimals in a unit that fits,
 // bytes in powers of 1,000, rates truncated to hundredths of a percent.
 import type { TestRuntime } from '../js/runtime.ts';
+import { HTTP_TIMING_METRICS } from '../metrics/builtin.ts';
 import { aggregate } from '../metrics/thresholds.ts';
 import type { BreakdownBlock, ScenarioBreakdown } from './scenario-breakdown.ts';
 import { type SummaryData, sinkValues } from './summary.ts';
@@ -212,29 +213,12 @@ const CATEGORIES: readonly { title: string; holds: (name: string) => boolean }[]
   { title: 'GRPC', holds: (n) => n.startsWith('grpc_') },
   { title: 'WEBSOCKET', holds: (n) => n.startsWith('ws_') },
 ];
-const HTTP_METRICS = [
-  'http_reqs',
-  'http_req_failed',
-  'http_req_duration',
-  'http_req_blocked',
-  'http_req_connecting',
-  'http_req_tls_handshaking',
-  'http_req_sending',
-  'http_req_waiting',
-  'http_req_receiving',
-];
+const HTTP_METRICS = ['http_reqs', 'http_req_failed', ...HTTP_TIMING_METRICS];
 const EXECUTION_METRICS = ['vus', 'vus_max', 'iterations', 'iteration_duration', 'dropped_iterations'];
 /** Shown apart (checks) or not at all (group_duration), in both modes. */
 const ALWAYS_LEFT_OUT = ['checks', 'group_duration'];
 /** Left out of compact: the request phases (full shows them). */
-const COMPACT_LEFT_OUT = [
-  'http_req_blocked',
-  'http_req_connecting',
-  'http_req_receiving',
-  'http_req_sending',
-  'http_req_tls_handshaking',
-  'http_req_waiting',
-];
+const COMPACT_LEFT_OUT = HTTP_TIMING_METRICS.filter((name) => name !== 'http_req_duration');
 
 function startsWithAny(name: string, prefixes: readonly string[]): boolean {
   return prefixes.some((prefix) => name.startsWith(prefix));

@@ -139,6 +139,20 @@ export function parseShortcutFlags(
   return shortcuts;
 }
 
+/** A flag's whole number (0 or more), or undefined when not given or (a problem) not one. */
+function wholeNumberFlag(
+  raw: unknown,
+  flag: string,
+  hint: string,
+  problems: ConfigProblem[],
+): number | undefined {
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (Number.isInteger(value) && value >= 0 && String(raw).trim() !== '') return value;
+  problems.push({ setting: flag, message: `"${String(raw)}" is not accepted`, hint });
+  return undefined;
+}
+
 /** k6 flags that set script options (the script's values of the same name give way). */
 export function scriptOptionFlags(
   options: Record<string, unknown>,
@@ -146,16 +160,13 @@ export function scriptOptionFlags(
 ): Record<string, unknown> {
   const set: Record<string, unknown> = {};
   if (typeof options.userAgent === 'string') set.userAgent = options.userAgent;
-  if (options.maxRedirects !== undefined) {
-    const value = Number(options.maxRedirects);
-    if (!Number.isInteger(value) || value < 0 || String(options.maxRedirects).trim() === '') {
-      problems.push({
-        setting: '--max-redirects',
-        message: `"${String(options.maxRedirects)}" is not accepted`,
-        hint: 'use a whole number, 0 for none',
-      });
-    } else set.maxRedirects = value;
-  }
+  const maxRedirects = wholeNumberFlag(
+    options.maxRedirects,
+    '--max-redirects',
+    'use a whole number, 0 for none',
+    problems,
+  );
+  if (maxRedirects !== undefined) set.maxRedirects = maxRedirects;
   if (options.connectionReuse === false) set.noConnectionReuse = true;
   if (options.vuConnectionReuse === false) set.noVUConnectionReuse = true;
   if (options.discardResponseBodies === true) set.discardResponseBodies = true;
@@ -172,16 +183,13 @@ export function scriptOptionFlags(
   }
   if (options.setup === false) set.noSetup = true;
   if (options.teardown === false) set.noTeardown = true;
-  if (options.rps !== undefined) {
-    const value = Number(options.rps);
-    if (!Number.isInteger(value) || value < 0 || String(options.rps).trim() === '') {
-      problems.push({
-        setting: '--rps',
-        message: `"${String(options.rps)}" is not accepted`,
-        hint: 'use a whole number of requests per second, 0 for no limit',
-      });
-    } else set.rps = value;
-  }
+  const rps = wholeNumberFlag(
+    options.rps,
+    '--rps',
+    'use a whole number of requests per second, 0 for no limit',
+    problems,
+  );
+  if (rps !== undefined) set.rps = rps;
   if (typeof options.minIterationDuration === 'string')
     set.minIterationDuration = options.minIterationDuration;
   if (typeof options.summaryTimeUnit === 'string') set.summaryTimeUnit = options.summaryTimeUnit;
