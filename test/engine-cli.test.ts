@@ -101,7 +101,7 @@ export default async function () { await http.asyncRequest('GET', '${server.url}
 const engineRun = (script: string, args: string[], env?: NodeJS.ProcessEnv) =>
   plateau(['engine', 'run', script, '-q', ...args], env ? { env } : {});
 
-test('summary flags follow k6: --summary-mode disabled / --no-summary / K6_SUMMARY_MODE, K6_SUMMARY_TREND_STATS', async () => {
+test('summary flags follow k6: --summary-mode disabled / --no-summary / K6_SUMMARY_MODE / K6_NO_SUMMARY, K6_SUMMARY_TREND_STATS', async () => {
   const script = await writeScript(`
 export const options = { iterations: 1 };
 export default function () {}
@@ -113,6 +113,7 @@ export function handleSummary() { return { [__ENV.MARK]: 'handleSummary ran' }; 
     await plateau([...base, '--summary-mode', 'disabled']),
     await plateau([...base, '--no-summary']),
     await plateau(base, { env: { K6_SUMMARY_MODE: 'disabled' } }),
+    await plateau(base, { env: { K6_NO_SUMMARY: 'true' } }),
   ]) {
     assert.equal(disabled.code, 0, disabled.stderr);
     assert.equal(disabled.stdout, '', 'no text summary');

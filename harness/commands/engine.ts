@@ -74,8 +74,8 @@ function parseTags(values: string[], problems: ConfigProblem[]): Record<string, 
 }
 
 /**
- * The summary mode from --summary-mode, K6_SUMMARY_MODE or --no-summary (k6 v1's flag for
- * `disabled`), as k6 reads them: the flag wins over the environment.
+ * The summary mode from --summary-mode, K6_SUMMARY_MODE, --no-summary or K6_NO_SUMMARY (k6
+ * v1's form of `disabled`), as k6 reads them: a flag wins over the environment.
  */
 export function parseSummaryMode(
   flag: string | undefined,
@@ -84,6 +84,8 @@ export function parseSummaryMode(
   problems: ConfigProblem[],
 ): SummaryMode {
   if (noSummary) return 'disabled';
+  const noSummaryEnv = env.K6_NO_SUMMARY;
+  if (flag === undefined && (noSummaryEnv === 'true' || noSummaryEnv === '1')) return 'disabled';
   const raw = flag ?? env.K6_SUMMARY_MODE;
   if (raw === undefined || raw === '') return 'compact';
   if ((SUMMARY_MODES as readonly string[]).includes(raw)) return raw as SummaryMode;
