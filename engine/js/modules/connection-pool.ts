@@ -39,8 +39,8 @@ export interface ConnectionInfo {
   tlsVersion: string;
   /** `HTTP/1.1`, or `HTTP/2.0` when ALPN chose h2. */
   proto: string;
-  /** The address the connection reached (k6's `ip` tag). */
-  remoteAddress: string;
+  /** The connection's socket: its address is k6's `ip` tag (read only when that tag is on). */
+  socket: Socket;
 }
 
 /** A request's handler: undici's, plus the connection moments it wants to hear. */
@@ -328,9 +328,8 @@ class OriginPool {
   }
 
   #noteConnection(client: Client, socket: Socket): void {
-    const remoteAddress = socket.remoteAddress ?? '';
     if (!this.#tls) {
-      this.#connectionInfo.set(client, { tlsVersion: '', proto: 'HTTP/1.1', remoteAddress });
+      this.#connectionInfo.set(client, { tlsVersion: '', proto: 'HTTP/1.1', socket });
       return;
     }
     const tlsSocket = socket as TLSSocket;
@@ -339,7 +338,7 @@ class OriginPool {
       // Node says TLSv1.3, k6 tls1.3 (and tls1.0 for TLSv1).
       tlsVersion: protocol === 'TLSv1' ? 'tls1.0' : protocol.replace('TLSv', 'tls'),
       proto: tlsSocket.alpnProtocol === 'h2' ? 'HTTP/2.0' : 'HTTP/1.1',
-      remoteAddress,
+      socket,
     });
   }
 

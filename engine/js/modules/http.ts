@@ -318,7 +318,8 @@ class InFlightRequest implements TracedHandler, Expiring {
   onConnection(info: ConnectionInfo): void {
     this.#tlsVersion = info.tlsVersion;
     this.#proto = info.proto;
-    this.#remoteAddress = info.remoteAddress;
+    // getpeername is a system call: only when the ip tag is wanted.
+    if (this.#runtime.systemTags.ip) this.#remoteAddress = info.socket.remoteAddress ?? '';
   }
 
   onRequestWritten(): void {
