@@ -51,39 +51,77 @@ export function runIteration(
   const started = nowMs();
   // One promise settled by whichever comes first, the body or the interrupt: every promise
   // costs an AsyncLocalStorage hook on Node 20, and thousands of iterations run a second.
+  // Callbacks are written inline and the state lives in an IterationEnd: a named closure per
+  // iteration would cost a defineProperty each under tsx (esbuild's keepNames).
   return new Promise<IterationOutcome>((resolve) => {
-    let settled = false;
-    let unlisten: () => unknown = noop;
-    const end = (outcome: IterationOutcome, error?: unknown) => {
-      if (settled) return;
-      settled = true;
-      unlisten();
-      runtime.vusActive--;
-      if (error !== undefined && outcome === 'completed' && !(error instanceof TestAbortedError)) {
-        runtime.logger.log('error', describe(error), { source: 'stacktrace' });
-      }
-      const ended = finishIteration(runtime, context, started, outcome);
-      // options.minIterationDuration: a full iteration keeps its VU for the rest of it, after
-      // its samples; an interrupt (the scenario's end) frees it at once, as in k6.
-      const restMs = outcome === 'completed' ? runtime.minIterationDurationMs - (nowMs() - started) : 0;
-      if (restMs <= 0 || interrupt.aborted) resolve(ended);
-      else holdVU(interrupt, restMs, () => resolve(ended));
-    };
-    const failed = (error: unknown) => end(interrupt.aborted ? 'interrupted' : 'completed', error);
+    const ending = new IterationEnd(runtime, context, started, resolve);
     let body: unknown;
     try {
       body = runInContext(context, () => exec(runtime.setupData));
     } catch (error) {
-      failed(error);
+      ending.fail(error);
       return;
     }
     if (!isThenable(body)) {
-      end('completed');
+      ending.end('completed');
       return;
     }
-    unlisten = interrupt.onAbort(() => end('interrupted'));
-    body.then(() => end('completed'), failed);
+    ending.listen();
+    body.then(
+      () => ending.end('completed'),
+      (error: unknown) => ending.fail(error),
+    );
   });
+}
+
+/** Ends one iteration once: its samples, its log line for an error, and its VU's release. */
+class IterationEnd {
+  #settled = false;
+  #unlisten: () => unknown = noop;
+  readonly #runtime: TestRuntime;
+  readonly #context: IterationContext;
+  readonly #started: number;
+  readonly #resolve: (outcome: IterationOutcome) => void;
+
+  constructor(
+    runtime: TestRuntime,
+    context: IterationContext,
+    started: number,
+    resolve: (outcome: IterationOutcome) => void,
+  ) {
+    this.#runtime = runtime;
+    this.#context = context;
+    this.#started = started;
+    this.#resolve = resolve;
+  }
+
+  /** Ends the iteration as interrupted when its interrupt aborts first. */
+  listen(): void {
+    this.#unlisten = this.#context.interrupt.onAbort(() => this.end('interrupted'));
+  }
+
+  /** The body threw or rejected: a full iteration that failed, unless it was interrupted. */
+  fail(error: unknown): void {
+    this.end(this.#context.interrupt.aborted ? 'interrupted' : 'completed', error);
+  }
+
+  end(outcome: IterationOutcome, error?: unknown): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#unlisten();
+    const runtime = this.#runtime;
+    runtime.vusActive--;
+    if (error !== undefined && outcome === 'completed' && !(error instanceof TestAbortedError)) {
+      runtime.logger.log('error', describe(error), { source: 'stacktrace' });
+    }
+    const ended = finishIteration(runtime, this.#context, this.#started, outcome);
+    // options.minIterationDuration: a full iteration keeps its VU for the rest of it, after
+    // its samples; an interrupt (the scenario's end) frees it at once, as in k6.
+    const restMs = outcome === 'completed' ? runtime.minIterationDurationMs - (nowMs() - this.#started) : 0;
+    const interrupt = this.#context.interrupt;
+    if (restMs <= 0 || interrupt.aborted) this.#resolve(ended);
+    else holdVU(interrupt, restMs, () => this.#resolve(ended));
+  }
 }
 
 function noop(): void {}
