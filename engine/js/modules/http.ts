@@ -828,11 +828,20 @@ export function createHttpModule(runtime: TestRuntime) {
     const rpsWaitMs = runtime.rpsWaitMs();
     if (rpsWaitMs > 0) {
       // options.rps: the request waits for its turn first; its timeout starts after, as in k6.
-      return new Promise<void>((resolve) => setTimeout(resolve, rpsWaitMs)).then(() =>
-        context?.interrupt.aborted
-          ? Promise.reject(new Error('the iteration was interrupted'))
-          : dispatchRequest(context, spec),
-      );
+      // An interrupt (the scenario's end, a stop) ends the wait, as it cancels k6's limiter wait.
+      return new Promise<HttpResponse>((resolve, reject) => {
+        let unlisten: () => unknown = noop;
+        const timer = setTimeout(() => {
+          unlisten();
+          resolve(dispatchRequest(context, spec));
+        }, rpsWaitMs);
+        if (context) {
+          unlisten = context.interrupt.onAbort(() => {
+            clearTimeout(timer);
+            reject(new Error('the iteration was interrupted'));
+          });
+        }
+      });
     }
     return dispatchRequest(context, spec);
   }
