@@ -262,6 +262,21 @@ export default async function () {
   assert.match(badValues.stderr, /"10\.0\.0\.1" is not a CIDR range/);
 });
 
+test('a request waiting for its --rps turn is let go when the scenario ends: the process does not wait out the queue', async () => {
+  const server = await startTestServer();
+  const script = await writeScript(`
+import http from 'k6/http';
+export const options = { scenarios: { queued: { executor: 'constant-vus', vus: 8, duration: '1s', gracefulStop: '0s' } } };
+export default async function () { await http.asyncRequest('GET', '${server.url}/'); }`);
+  const started = Date.now();
+  // Eight VUs queue eight turns a second apart; the scenario ends after one second.
+  const run = await engineRun(script, ['--rps', '1', '--no-summary']);
+  const elapsedMs = Date.now() - started;
+  assert.equal(run.code, 0, run.stderr);
+  assert.ok(server.requests.length <= 2, `${server.requests.length} requests`);
+  assert.ok(elapsedMs < 6000, `the process ran ${elapsedMs} ms`);
+});
+
 test('--console-output appends the script’s console lines to a file, not stderr; an unwritable path exits 104', async () => {
   const script = await writeScript(`
 export const options = { iterations: 2 };

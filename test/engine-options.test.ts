@@ -54,24 +54,6 @@ export default async function () { await http.asyncRequest('GET', '${server.url}
   assert.ok(Math.max(...durations) < 40, `http_req_duration ${durations.join(', ')}`);
 });
 
-test('a request waiting for its rps turn is let go when the scenario ends: the test does not wait out the queue', async () => {
-  const server = await startTestServer();
-  const script = await writeScript(`
-import http from 'k6/http';
-export const options = {
-  rps: 1,
-  scenarios: { queued: { executor: 'constant-vus', vus: 5, duration: '1s', gracefulStop: '0s' } },
-};
-export default async function () { await http.asyncRequest('GET', '${server.url}/'); }`);
-  const started = performance.now();
-  const run = await runScript(script);
-  const elapsedMs = performance.now() - started;
-  assert.equal(run.exitCode, 0, run.logs.join('\n'));
-  // Five VUs queue five turns a second apart; the scenario ends after one second.
-  assert.ok(server.requests.length <= 2, `${server.requests.length} requests`);
-  assert.ok(elapsedMs < 3500, `the run took ${elapsedMs.toFixed(0)} ms`);
-});
-
 test('blockHostnames and blacklistIPs refuse requests with k6 errors 1111 and 1110, before they reach the server', async () => {
   const server = await startTestServer();
   const port = new URL(server.url).port;
