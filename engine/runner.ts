@@ -20,6 +20,7 @@ import { csvTagColumns } from './metrics/system-tags.ts';
 import { evaluateThresholds } from './metrics/threshold-evaluator.ts';
 import { CsvOutput, parseCsvConfig } from './output/csv.ts';
 import { JsonOutput } from './output/json.ts';
+import { machineReadableSummary } from './output/machine-readable-summary.ts';
 import type { Output } from './output/output.ts';
 import { ScenarioBreakdown } from './output/scenario-breakdown.ts';
 import { buildSummaryData, type SummaryData, summaryExport } from './output/summary.ts';
@@ -72,6 +73,11 @@ export interface RunConfig {
    * `disabled` writes none: no text, no handleSummary, no export (k6's --no-summary).
    */
   summaryMode?: SummaryMode;
+  /**
+   * k6's --new-machine-readable-summary: handleSummary receives, and --summary-export
+   * writes, k6's machine-readable summary (schema 1.0.0) instead of the legacy-shaped data.
+   */
+  machineReadableSummary?: boolean;
   /** k6's --console-output: the script's console lines are appended to this file instead of stderr. */
   consoleOutput?: string;
   overrides?: OptionOverrides;
@@ -370,12 +376,23 @@ async function writeSummaries(
   handleSummaryTimeoutMs: number,
 ): Promise<void> {
   if (config.summaryMode === 'disabled') return;
-  if (config.summaryExport) await writeFile(config.summaryExport, summaryExport(summary));
+  const mode =
+    config.summaryMode === 'full' || config.summaryMode === 'legacy' ? config.summaryMode : 'compact';
+  // --new-machine-readable-summary: k6's schema 1.0.0 for both handleSummary and the export.
+  const machine = config.machineReadableSummary
+    ? machineReadableSummary(summary, mode, config.script)
+    : undefined;
+  if (config.summaryExport) {
+    await writeFile(
+      config.summaryExport,
+      machine ? `${JSON.stringify(machine, null, 4)}\n` : summaryExport(summary),
+    );
+  }
   let printDefault = true;
   if (typeof exports.handleSummary === 'function') {
     try {
       const files = (await withTimeout(
-        Promise.resolve((exports.handleSummary as (d: SummaryData) => unknown)(summary)),
+        Promise.resolve((exports.handleSummary as (d: unknown) => unknown)(machine ?? summary)),
         handleSummaryTimeoutMs,
         `handleSummary() did not finish within ${handleSummaryTimeoutMs / 1000}s (options.handleSummaryTimeout)`,
       )) as Record<string, unknown> | null;
@@ -394,8 +411,6 @@ async function writeSummaries(
     }
   }
   if (printDefault) {
-    const mode =
-      config.summaryMode === 'full' || config.summaryMode === 'legacy' ? config.summaryMode : 'compact';
     const breakdown =
       runtime.sampleObserver instanceof ScenarioBreakdown ? runtime.sampleObserver : undefined;
     write(renderTextSummary(textSummaryInput(runtime, summary, mode, breakdown)));

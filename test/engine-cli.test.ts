@@ -101,7 +101,7 @@ export default async function () { await http.asyncRequest('GET', '${server.url}
 const engineRun = (script: string, args: string[], env?: NodeJS.ProcessEnv) =>
   plateau(['engine', 'run', script, '-q', ...args], env ? { env } : {});
 
-test('summary flags follow k6: --summary-mode disabled / --no-summary / K6_SUMMARY_MODE / K6_NO_SUMMARY, K6_SUMMARY_TREND_STATS', async () => {
+test('summary flags follow k6: --summary-mode disabled / --no-summary / K6_SUMMARY_MODE / K6_NO_SUMMARY, K6_SUMMARY_TREND_STATS, --new-machine-readable-summary', async () => {
   const script = await writeScript(`
 export const options = { iterations: 1 };
 export default function () {}
@@ -126,6 +126,15 @@ export function handleSummary() { return { [__ENV.MARK]: 'handleSummary ran' }; 
   const exported = JSON.parse(await readFile(exportFile, 'utf8'));
   assert.deepEqual(Object.keys(exported.metrics.iteration_duration).sort(), ['avg', 'p(99)']);
   assert.equal(await readFile(mark, 'utf8'), 'handleSummary ran');
+
+  for (const machine of [
+    await plateau([...base, '--new-machine-readable-summary']),
+    await plateau(base, { env: { K6_NEW_MACHINE_READABLE_SUMMARY: 'true' } }),
+  ]) {
+    assert.equal(machine.code, 0, machine.stderr);
+    const document = JSON.parse(await readFile(exportFile, 'utf8'));
+    assert.equal(document.version, '1.0.0', 'the export in k6 schema 1.0.0');
+  }
 
   const bad = await plateau(base, { env: { K6_SUMMARY_MODE: 'verbose' } });
   assert.equal(bad.code, 104);

@@ -324,3 +324,51 @@ export async function buy() {
   assert.match(legacy.stdout, /\n {5}█ checkout\n/);
   assert.ok(!legacy.stdout.includes('TOTAL RESULTS'));
 });
+
+test("--new-machine-readable-summary: handleSummary and the export get k6's schema 1.0.0", async () => {
+  const server = await startTestServer({ status: 404 });
+  const script = await writeScript(`
+import http from 'k6/http';
+import { check, group } from 'k6';
+export const options = { iterations: 3, summaryTrendStats: ['avg', 'p(95)', 'p(99)'] };
+export default async function () {
+  const res = await http.asyncRequest('GET', '${server.url}/');
+  group('g', () => check(res, { 'found': (r) => r.status === 200, 'answered': (r) => r.status > 0 }));
+}
+export function handleSummary(data) { return { stdout: JSON.stringify(data) }; }`);
+  const run = await runScript(script, { machineReadableSummary: true });
+  assert.equal(run.exitCode, 0, run.logs.join('\n'));
+  const data = JSON.parse(run.stdout);
+  assert.equal(data.version, '1.0.0');
+  assert.equal(data.config.execution, 'local');
+  assert.equal(data.config.script, `file://${script}`);
+  assert.ok(data.config.duration > 0 && data.config.duration < 30);
+  assert.match(data.metadata.generated_at, /^\d{4}-\d\d-\d\dT/);
+  assert.deepEqual(data.results.checks.results, [
+    { name: 'found', passes: 0, fails: 3 },
+    { name: 'answered', passes: 3, fails: 0 },
+  ]);
+  assert.deepEqual(
+    data.results.checks.metrics.map((m: { name: string; values: unknown }) => [m.name, m.values]),
+    [
+      ['checks_total', { count: 6 }],
+      ['checks_failed', { matches: 3, rate: 0.5, total: 6 }],
+      ['checks_succeeded', { matches: 3, rate: 0.5, total: 6 }],
+    ],
+  );
+  const metrics = Object.fromEntries(
+    data.results.metrics.map((m: { name: string }) => [m.name, m]),
+  ) as Record<string, { type: string; contains: string; values: Record<string, number> }>;
+  assert.deepEqual(metrics.http_reqs?.values, { count: 3 });
+  assert.deepEqual(metrics.http_req_failed?.values, { matches: 3, rate: 1, total: 3 });
+  // Trends keep only the schema's statistics among those computed (p(99) has no place).
+  assert.deepEqual(Object.keys(metrics.http_req_duration?.values ?? {}).sort(), ['avg', 'p(95)']);
+  assert.equal(metrics.http_req_duration?.contains, 'time');
+  // The compact summary's metrics: no checks, group_duration or request phases.
+  for (const name of ['checks', 'group_duration', 'http_req_waiting'])
+    assert.equal(metrics[name], undefined, name);
+  // The export is the same document.
+  const exported = JSON.parse(await readFile(`${run.dir}/summary.json`, 'utf8'));
+  assert.equal(exported.version, '1.0.0');
+  assert.deepEqual(exported.results.checks.results, data.results.checks.results);
+});

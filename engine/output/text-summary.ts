@@ -365,10 +365,16 @@ function renderBlock(out: Lines, block: Block, indent: string, format: Format, s
 
 /** The rows a mode shows: never checks or group_duration; compact leaves out the request phases. */
 function shownRows(rows: Row[], mode: TextSummaryMode): Row[] {
-  return rows.filter(
-    (r) =>
-      !startsWithAny(r.name, ALWAYS_LEFT_OUT) &&
-      !(mode === 'compact' && startsWithAny(r.name, COMPACT_LEFT_OUT)),
+  return rows.filter((r) => summaryShows(r.name, mode));
+}
+
+/**
+ * Whether k6's v1 summary (text and machine-readable) lists a metric: never checks (shown
+ * apart) or group_duration; compact leaves out the request phases too.
+ */
+export function summaryShows(name: string, mode: TextSummaryMode): boolean {
+  return (
+    !startsWithAny(name, ALWAYS_LEFT_OUT) && !(mode === 'compact' && startsWithAny(name, COMPACT_LEFT_OUT))
   );
 }
 

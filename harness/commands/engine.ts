@@ -286,6 +286,7 @@ const K6_SWITCH_ENV: Readonly<Record<string, { key: string; on: unknown }>> = {
   K6_INSECURE_SKIP_TLS_VERIFY: { key: 'insecureSkipTlsVerify', on: true },
   K6_NO_THRESHOLDS: { key: 'thresholds', on: false },
   K6_HTTP_DEBUG: { key: 'httpDebug', on: true },
+  K6_NEW_MACHINE_READABLE_SUMMARY: { key: 'newMachineReadableSummary', on: true },
 };
 
 /**
@@ -361,6 +362,10 @@ dropped iterations, tags, thresholds) and writes k6's own output formats. Flags 
       'compact (default: thresholds, checks, main metrics by category), full (every metric, and each scenario with its groups), legacy (the pre-v1 layout) or disabled: no summary, handleSummary or export (or K6_SUMMARY_MODE)',
     )
     .option('--no-summary', "k6 v1's flag for --summary-mode disabled")
+    .option(
+      '--new-machine-readable-summary',
+      "handleSummary gets, and --summary-export writes, k6's machine-readable summary (schema 1.0.0) (or K6_NEW_MACHINE_READABLE_SUMMARY)",
+    )
     .option('--tag <NAME=VALUE>', 'tag added to every sample (repeatable)', collect, [])
     .addOption(
       k6Option(
@@ -510,6 +515,7 @@ Examples:
         outputs,
         ...(options.summaryExport ? { summaryExport: options.summaryExport as string } : {}),
         summaryMode,
+        ...(options.newMachineReadableSummary === true ? { machineReadableSummary: true } : {}),
         logger: logs.logger,
         ...(typeof options.consoleOutput === 'string' ? { consoleOutput: options.consoleOutput } : {}),
         overrides: {
