@@ -169,7 +169,7 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
     runtime.applySettings(options);
     // k6 registers http_req_duration{expected_response:true} only while the tag is on.
     if (!options.systemTags.includes('expected_response')) registry.forgetExpectedResponseSubmetric();
-    registry.applyThresholds(options.thresholds);
+    for (const warning of registry.applyThresholds(options.thresholds)) logger.log('warning', warning);
     const tuple = ExecutionTuple.create(
       options.executionSegment ? parseSegment(options.executionSegment) : undefined,
       options.executionSegmentSequence ? parseSequence(options.executionSegmentSequence) : undefined,

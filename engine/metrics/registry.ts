@@ -65,9 +65,11 @@ export class MetricRegistry {
   /**
    * Attaches the script's thresholds. Every bad entry is reported at once in one
    * PlateauError (exit 104). Thresholds on metrics that do not exist are an error, as in k6.
+   * Returns warnings for thresholds that can never match (on `vu`/`iter`), for the log.
    */
-  applyThresholds(config: Record<string, ThresholdConfig | ThresholdConfig[]>): void {
+  applyThresholds(config: Record<string, ThresholdConfig | ThresholdConfig[]>): string[] {
     const problems: ConfigProblem[] = [];
+    const warnings: string[] = [];
     for (const [key, raw] of Object.entries(config)) {
       const selector = parseSelector(key);
       if (selector && 'setting' in selector) {
@@ -84,6 +86,13 @@ export class MetricRegistry {
         });
         continue;
       }
+      for (const [tag] of selector?.tags ?? []) {
+        if (tag === 'vu' || tag === 'iter') {
+          warnings.push(
+            `thresholds["${key}"]: ${tag} is sample metadata, not a tag, so this threshold matches no sample (as in k6)`,
+          );
+        }
+      }
       const target = selector ? this.#submetric(metric, selector.suffix, selector.tags) : metric;
       for (const entry of Array.isArray(raw) ? raw : [raw]) {
         const parsed = parseThreshold(key, metric.type, entry);
@@ -92,6 +101,7 @@ export class MetricRegistry {
       }
     }
     if (problems.length > 0) throw PlateauError.invalidConfig(problems, 'thresholds');
+    return warnings;
   }
 
   #submetric(metric: Metric, suffix: string, tags: [string, string][]): Submetric {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { MetricRegistry } from './registry.ts';
 import { CounterSink, RateSink, TrendSink } from './sinks.ts';
 import { aggregate, holds, parseSelector, parseThreshold, type Threshold } from './thresholds.ts';
 
@@ -79,4 +80,18 @@ test('trend percentiles interpolate like k6 after unsorted adds', () => {
   assert.equal(trend.percentile(90), 4.6);
   assert.equal(trend.min, 1);
   assert.equal(trend.max, 5);
+});
+
+test('a threshold selecting on vu or iter is kept but warned about: those are metadata and match no sample', () => {
+  const registry = new MetricRegistry();
+  const warnings = registry.applyThresholds({
+    'http_req_duration{vu:1}': ['p(95)<100'],
+    'iterations{iter:0,scenario:a}': ['count>0'],
+    'http_req_duration{status:200}': ['p(95)<100'],
+  });
+  assert.equal(warnings.length, 2);
+  assert.match(warnings[0]!, /thresholds\["http_req_duration\{vu:1\}"\]: vu is sample metadata/);
+  assert.match(warnings[1]!, /iter is sample metadata/);
+  const sub = registry.builtin('http_req_duration').submetrics.find((s) => s.suffix === 'vu:1');
+  assert.ok(sub, 'the threshold stays, as in k6');
 });
