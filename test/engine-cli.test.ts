@@ -63,7 +63,7 @@ export default async function () { await http.asyncRequest('GET', __ENV.TARGET +
     '-q',
   ]);
   assert.equal(ok.code, 0, ok.stderr);
-  assert.match(ok.stdout, /http_req_duration\.*: avg=\S+ p\(99\)=\S+/);
+  assert.match(ok.stdout, /http_req_duration\.*: avg=\S+ +p\(99\)=\S+/);
   const text = gunzipSync(await readFile(csv)).toString();
   assert.match(text, /\nhttp_reqs,.*,env=ci,\n/);
   const crossed = await plateau(['engine', 'run', script, '-e', `TARGET=${server.url}`, '-q']);
