@@ -1,6 +1,6 @@
 // `plateau engine run` as a process: k6's flags, exit codes, and SIGINT keeping the data.
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { plateau } from './helpers/cli.ts';
@@ -284,6 +284,61 @@ export default async function () { await http.asyncRequest('GET', '${server.url}
   assert.equal(run.code, 0, run.stderr);
   assert.ok(server.requests.length <= 2, `${server.requests.length} requests`);
   assert.ok(elapsedMs < 6000, `the process ran ${elapsedMs} ms`);
+});
+
+test('--config reads k6 options from a JSON file, below the script and the flags; k6 flags the engine does not apply are warned about', async () => {
+  const server = await startTestServer();
+  const script = await writeScript(`
+import http from 'k6/http';
+export const options = { userAgent: 'from-the-script' };
+export default async function () { await http.asyncRequest('GET', __ENV.TARGET + '/'); }`);
+  const config = `${script}.config.json`;
+  await writeFile(
+    config,
+    JSON.stringify({
+      iterations: 3,
+      userAgent: 'from-the-config',
+      collectors: { csv: { fileName: 'x.csv' } },
+    }),
+  );
+  const run = await engineRun(script, [
+    '-e',
+    `TARGET=${server.url}`,
+    '-c',
+    config,
+    '--dns',
+    'ttl=1m',
+    '-l',
+    '--address',
+    'localhost:6565',
+  ]);
+  assert.equal(run.code, 0, run.stderr);
+  // The config file's iterations apply (the script sets none); the script's userAgent outranks it.
+  assert.equal(server.requests.length, 3);
+  assert.equal(server.requests[0]?.headers['user-agent'], 'from-the-script');
+  assert.match(run.stderr, /options\.dns is not applied by the embedded engine/);
+  assert.match(run.stderr, /options\.linger is not applied/);
+  assert.match(run.stderr, /--address is not applied: the embedded engine has no REST API/);
+  assert.ok(!/collectors/.test(run.stderr), 'collectors pass silently');
+
+  const flagWins = await engineRun(script, [
+    '-e',
+    `TARGET=${server.url}`,
+    '--config',
+    config,
+    '--user-agent',
+    'from-the-flag',
+  ]);
+  assert.equal(flagWins.code, 0, flagWins.stderr);
+  assert.equal(server.requests.at(-1)?.headers['user-agent'], 'from-the-flag');
+
+  const missing = await engineRun(script, ['--config', `${script}.nowhere.json`]);
+  assert.equal(missing.code, 104);
+  assert.match(missing.stderr, /--config: cannot read .*nowhere\.json: ENOENT/);
+  await writeFile(config, '{ "vus": 2, ');
+  const broken = await engineRun(script, [], { K6_CONFIG: config });
+  assert.equal(broken.code, 104);
+  assert.match(broken.stderr, /--config: .*config\.json is not JSON/);
 });
 
 test('--console-output appends the script’s console lines to a file, not stderr; an unwritable path exits 104', async () => {

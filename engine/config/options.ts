@@ -178,6 +178,8 @@ export interface OptionOverrides {
    * validated as if the script had set them.
    */
   options?: Record<string, unknown>;
+  /** Options from k6's --config file: below the script's own, as k6 ranks them. */
+  configFile?: Record<string, unknown>;
   executionSegment?: string;
   executionSegmentSequence?: string;
 }
@@ -194,7 +196,11 @@ export function consolidateOptions(scriptOptions: unknown, overrides: OptionOver
       { setting: 'options', message: 'is not an object', hint: 'export const options = { … }' },
     ]);
   }
-  const raw: Record<string, unknown> = { ...fromScript, ...(overrides.options ?? {}) };
+  const raw: Record<string, unknown> = {
+    ...(overrides.configFile ?? {}),
+    ...fromScript,
+    ...(overrides.options ?? {}),
+  };
   const duration = (value: unknown, setting: string, fallback: number): number => {
     if (value === undefined || value === null) return fallback;
     const ns = parseDurationNs(value);

@@ -1,5 +1,5 @@
 // `plateau engine run|schedule`: the embedded k6-compatible engine, with k6's flags.
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import { type ConfigProblem, ERROR_CODES, PlateauError } from '../../contract/index.ts';
 import type { OptionOverrides } from '../../engine/config/options.ts';
@@ -141,6 +141,45 @@ export function parseShortcutFlags(
   return shortcuts;
 }
 
+/**
+ * k6's --config file: a JSON object of options, ranked below the script's. k6 also keeps
+ * output settings there (`collectors`, `ext`); they change nothing here and pass silently.
+ */
+export function readConfigFile(path: string, problems: ConfigProblem[]): Record<string, unknown> | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    problems.push({
+      setting: '--config',
+      message: `cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      hint: 'give the path of a JSON file of k6 options',
+    });
+    return undefined;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    problems.push({
+      setting: '--config',
+      message: `${path} is not JSON: ${(error as Error).message}`,
+      hint: 'write the options as one JSON object, e.g. {"vus": 10, "duration": "30s"}',
+    });
+    return undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    problems.push({
+      setting: '--config',
+      message: `${path} holds no JSON object`,
+      hint: 'write the options as one JSON object, e.g. {"vus": 10, "duration": "30s"}',
+    });
+    return undefined;
+  }
+  const { collectors: _collectors, ...options } = parsed as Record<string, unknown>;
+  return options;
+}
+
 /** A flag's whole number (0 or more), or undefined when not given or (a problem) not one. */
 function wholeNumberFlag(
   raw: unknown,
@@ -204,6 +243,14 @@ export function scriptOptionFlags(
   if (typeof options.blacklistIp === 'string') set.blacklistIPs = list(options.blacklistIp);
   if (typeof options.blockHostnames === 'string') set.blockHostnames = list(options.blockHostnames);
   if (typeof options.systemTags === 'string') set.systemTags = list(options.systemTags);
+  // Accepted so that k6 command lines run unchanged; each is named in a warning, as the
+  // same options in a script are (engine/config/options.ts, NOT_APPLIED).
+  if (options.paused === true) set.paused = true;
+  if (options.linger === true) set.linger = true;
+  if (options.batch !== undefined) set.batch = options.batch;
+  if (options.batchPerHost !== undefined) set.batchPerHost = options.batchPerHost;
+  if (typeof options.dns === 'string') set.dns = options.dns;
+  if (typeof options.localIps === 'string') set.localIPs = options.localIps;
   return set;
 }
 
@@ -266,6 +313,7 @@ const K6_VALUE_ENV: Readonly<Record<string, string>> = {
   '--blacklist-ip': 'K6_BLACKLIST_IPS',
   '--block-hostnames': 'K6_BLOCK_HOSTNAMES',
   '--system-tags': 'K6_SYSTEM_TAGS',
+  '--config': 'K6_CONFIG',
 };
 
 /** An option that k6 also reads from an environment variable (K6_VALUE_ENV), so the help says which. */
@@ -450,6 +498,12 @@ dropped iterations, tags, thresholds) and writes k6's own output formats. Flags 
         'the system tags samples carry, comma-separated, e.g. status,method,url,vu,iter (as options.systemTags; vu and iter become metadata)',
       ),
     )
+    .addOption(
+      k6Option(
+        '-c, --config <file>',
+        'a JSON file of k6 options, below the script’s own (as k6 --config; collectors are ignored)',
+      ),
+    )
     .option('--no-setup', 'do not run setup() (as options.noSetup)')
     .option('--no-teardown', 'do not run teardown() (as options.noTeardown)')
     .option('--http-debug [full]', 'log every request and response (headers; with =full, bodies too), as k6')
@@ -460,6 +514,19 @@ dropped iterations, tags, thresholds) and writes k6's own output formats. Flags 
       ),
     )
     .option('--no-color', "accepted for k6's command lines; the engine's output has no colour to turn off")
+    .option('-a, --address <address>', "accepted for k6's command lines; the engine has no REST API (warned)")
+    .option('-p, --paused', "accepted for k6's command lines; the engine starts at once (warned)")
+    .option('-l, --linger', "accepted for k6's command lines; the engine exits when the test ends (warned)")
+    .option('--batch <n>', "accepted for k6's command lines; only http.batch() reads it (warned)")
+    .option('--batch-per-host <n>', "accepted for k6's command lines; only http.batch() reads it (warned)")
+    .option(
+      '--dns <spec>',
+      "accepted for k6's command lines; names resolve through the system resolver (warned)",
+    )
+    .option(
+      '--local-ips <ips>',
+      "accepted for k6's command lines; requests leave from the default address (warned)",
+    )
     .option('--no-usage-report', "accepted for k6's command lines; the engine reports nothing anywhere")
     .option(
       '-w, --throw',
@@ -496,6 +563,8 @@ Examples:
       const tags = parseTags(options.tag as string[], problems);
       const shortcuts = parseShortcutFlags(options, problems);
       const optionFlags = scriptOptionFlags(options, problems);
+      const configFile =
+        typeof options.config === 'string' ? readConfigFile(options.config, problems) : undefined;
       const logs = cliLogger(options.logOutput as string | undefined, options.verbose === true, problems);
       const summaryMode = parseSummaryMode(
         options.summaryMode as string | undefined,
@@ -506,6 +575,9 @@ Examples:
       const trendStats =
         (options.summaryTrendStats as string | undefined) ?? process.env.K6_SUMMARY_TREND_STATS;
       checkFlags(problems);
+      if (options.address !== undefined) {
+        logs.logger.log('warning', '--address is not applied: the embedded engine has no REST API');
+      }
       const stop = new AbortController();
       const interactive = process.stderr.isTTY === true && options.quiet !== true;
       const running = runTest({
@@ -523,6 +595,7 @@ Examples:
           tags,
           shortcuts,
           options: optionFlags,
+          ...(configFile ? { configFile } : {}),
           noThresholds: options.thresholds === false,
           ...(options.insecureSkipTlsVerify === true ? { insecureSkipTLSVerify: true } : {}),
           ...(options.throw === true ? { throw: true } : {}),
