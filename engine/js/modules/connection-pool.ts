@@ -182,8 +182,12 @@ class OriginPool {
   /** The request being handed to a client right now: a reconnect it sets off is traced to it. */
   #sending: TracedHandler | undefined;
   /**
-   * The last request handed to each client: when undici reconnects later (its socket closed
+   * The request each client is carrying: when undici reconnects later (its socket closed
    * just before, as with Connection: close), the request waiting on it hears the dial.
+   * Forgotten when the request ends. Kept, it held every VU's last request (handler,
+   * response, buffers, iteration context) alive through young-generation collections: at
+   * 10,000/s over 200 VUs that made each collection copy 200 requests' worth of objects,
+   * ~1.85 ms a pause instead of ~1.05, and start lag p99 2.3–2.8 ms instead of ~1.75.
    */
   readonly #lastSent = new WeakMap<Client, TracedHandler>();
 
@@ -244,6 +248,7 @@ class OriginPool {
    */
   #release(client: Client): void {
     if (client === this.#h2) return; // multiplexed: never idle, never handed out
+    this.#lastSent.delete(client); // the request has ended (see #lastSent)
     if (this.#closed || client.destroyed || client.closed) {
       this.#clients.delete(client);
       return;
