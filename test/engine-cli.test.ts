@@ -342,6 +342,22 @@ export default async function () { await http.asyncRequest('GET', __ENV.TARGET +
   assert.match(broken.stderr, /--config: .*config\.json is not JSON/);
 });
 
+test('the system environment reaches __ENV unless --include-system-env-vars=false or K6_INCLUDE_SYSTEM_ENV_VARS=false', async () => {
+  const script = await writeScript(`
+export const options = { iterations: 1 };
+export default function () { console.log('seen: ' + __ENV.PLATEAU_TEST_SECRET + ' ' + __ENV.GIVEN); }`);
+  const env = { PLATEAU_TEST_SECRET: 'from-the-system' };
+  const included = await engineRun(script, ['-e', 'GIVEN=flag'], env);
+  assert.match(included.stderr, /seen: from-the-system flag/);
+  const excluded = await engineRun(script, ['-e', 'GIVEN=flag', '--include-system-env-vars=false'], env);
+  assert.match(excluded.stderr, /seen: undefined flag/);
+  const byVariable = await engineRun(script, ['-e', 'GIVEN=flag'], {
+    ...env,
+    K6_INCLUDE_SYSTEM_ENV_VARS: 'false',
+  });
+  assert.match(byVariable.stderr, /seen: undefined flag/);
+});
+
 test('--console-output appends the script’s console lines to a file, not stderr; an unwritable path exits 104', async () => {
   const script = await writeScript(`
 export const options = { iterations: 2 };

@@ -533,7 +533,9 @@ dropped iterations, tags, thresholds) and writes k6's own output formats. Flags 
       'a failed request (network, timeout, TLS) throws in the script instead of warning (as options.throw)',
     )
     .addOption(
-      new Option('--include-system-env-vars [bool]', 'pass the system environment to __ENV').default(true),
+      new Option('--include-system-env-vars [bool]', 'pass the system environment to __ENV (true/false)')
+        .env('K6_INCLUDE_SYSTEM_ENV_VARS')
+        .default(true),
     )
     .option('-q, --quiet', 'no progress output')
     .option('-v, --verbose', 'also print debug lines, console.debug among them (as k6)')
@@ -583,7 +585,7 @@ Examples:
       const running = runTest({
         script,
         env,
-        includeSystemEnv: options.includeSystemEnvVars !== 'false' && options.includeSystemEnvVars !== false,
+        includeSystemEnv: !['false', '0', false].includes(options.includeSystemEnvVars as string | boolean),
         outputs,
         ...(options.summaryExport ? { summaryExport: options.summaryExport as string } : {}),
         summaryMode,
