@@ -358,6 +358,28 @@ export default function () { console.log('seen: ' + __ENV.PLATEAU_TEST_SECRET + 
   assert.match(byVariable.stderr, /seen: undefined flag/);
 });
 
+test('--log-format json and raw write log lines as k6 does; K6_LOG_FORMAT; a bad format exits 104', async () => {
+  const script = await writeScript(`
+export const options = { iterations: 1 };
+export default function () { console.log('hello from the script'); }`);
+  const json = await engineRun(script, ['--log-format', 'json']);
+  assert.equal(json.code, 0, json.stderr);
+  const lines = json.stderr
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
+  const hello = lines.find((l) => l.msg === 'hello from the script');
+  assert.ok(hello, json.stderr);
+  assert.equal(hello.level, 'info');
+  assert.equal(hello.source, 'console');
+  assert.match(hello.time, /^\d{4}-\d\d-\d\dT/);
+  const raw = await engineRun(script, [], { K6_LOG_FORMAT: 'raw' });
+  assert.match(raw.stderr, /^hello from the script$/m);
+  const bad = await engineRun(script, ['--log-format', 'xml']);
+  assert.equal(bad.code, 104);
+  assert.match(bad.stderr, /--log-format: "xml" is not accepted \(use json or raw/);
+});
+
 test('--console-output appends the script’s console lines to a file, not stderr; an unwritable path exits 104', async () => {
   const script = await writeScript(`
 export const options = { iterations: 2 };

@@ -18,17 +18,30 @@ export function withoutDebug(logger: Logger): Logger {
 
 const SHORT: Record<LogLevel, string> = { debug: 'DEBU', info: 'INFO', warning: 'WARN', error: 'ERRO' };
 
+/** k6's --log-format: its text lines (default), `json` (one object a line) or `raw` (the message alone). */
+export type LogFormat = 'text' | 'json' | 'raw';
+
 /**
  * A logger writing like k6: `WARN[0003] message  key=value` on a terminal, and
- * `time="…" level=warning msg="…"` otherwise. Seconds count from `startMs`.
+ * `time="…" level=warning msg="…"` otherwise (seconds count from `startMs`); in `json`
+ * format `{"level":…,"msg":…,"time":…}` with the fields as keys; in `raw` the message alone.
  */
 export function stderrLogger(
   startMs: number,
   write: (line: string) => void = (l) => process.stderr.write(l),
   tty = process.stderr.isTTY === true,
+  format: LogFormat = 'text',
 ): Logger {
   return {
     log(level, message, fields = {}) {
+      if (format === 'raw') {
+        write(`${message}\n`);
+        return;
+      }
+      if (format === 'json') {
+        write(`${JSON.stringify({ ...fields, level, msg: message, time: new Date().toISOString() })}\n`);
+        return;
+      }
       const extra = Object.entries(fields)
         .map(([k, v]) => ` ${k}=${v}`)
         .join('');

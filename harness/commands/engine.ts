@@ -3,7 +3,7 @@ import { createWriteStream, readFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import { type ConfigProblem, ERROR_CODES, PlateauError } from '../../contract/index.ts';
 import type { OptionOverrides } from '../../engine/config/options.ts';
-import { type Logger, stderrLogger, withoutDebug } from '../../engine/js/logger.ts';
+import { type LogFormat, type Logger, stderrLogger, withoutDebug } from '../../engine/js/logger.ts';
 import {
   type OutputSpec,
   type Progress,
@@ -263,18 +263,30 @@ export function cliLogger(
   logOutput: string | undefined,
   verbose: boolean,
   problems: ConfigProblem[],
+  logFormat: string | undefined = undefined,
 ): { logger: Logger; close: () => Promise<void> } {
   const startedMs = Date.now();
+  let format: LogFormat = 'text';
+  if (logFormat === 'json' || logFormat === 'raw') format = logFormat;
+  else if (logFormat !== undefined && logFormat !== '') {
+    problems.push({
+      setting: '--log-format',
+      message: `"${logFormat}" is not accepted`,
+      hint: "use json or raw, or leave it out for k6's text lines",
+    });
+  }
   const filtered = (logger: Logger) => (verbose ? logger : withoutDebug(logger));
   const none = { logger: { log: () => undefined }, close: async () => undefined };
   if (logOutput === undefined || logOutput === 'stderr') {
-    return { logger: filtered(stderrLogger(startedMs)), close: async () => undefined };
+    const logger = stderrLogger(startedMs, undefined, undefined, format);
+    return { logger: filtered(logger), close: async () => undefined };
   }
   if (logOutput === 'stdout') {
     const logger = stderrLogger(
       startedMs,
       (line) => process.stdout.write(line),
       process.stdout.isTTY === true,
+      format,
     );
     return { logger: filtered(logger), close: async () => undefined };
   }
@@ -283,7 +295,7 @@ export function cliLogger(
     const stream = createWriteStream(logOutput.slice('file='.length), { flags: 'a' });
     stream.on('error', (error) => process.stderr.write(`plateau engine: --log-output: ${error.message}\n`));
     return {
-      logger: filtered(stderrLogger(startedMs, (line) => stream.write(line), false)),
+      logger: filtered(stderrLogger(startedMs, (line) => stream.write(line), false, format)),
       close: () => new Promise<void>((resolve) => stream.end(resolve)),
     };
   }
@@ -314,6 +326,9 @@ const K6_VALUE_ENV: Readonly<Record<string, string>> = {
   '--block-hostnames': 'K6_BLOCK_HOSTNAMES',
   '--system-tags': 'K6_SYSTEM_TAGS',
   '--config': 'K6_CONFIG',
+  '--log-format': 'K6_LOG_FORMAT',
+  '--execution-segment': 'K6_EXECUTION_SEGMENT',
+  '--execution-segment-sequence': 'K6_EXECUTION_SEGMENT_SEQUENCE',
 };
 
 /** An option that k6 also reads from an environment variable (K6_VALUE_ENV), so the help says which. */
@@ -439,8 +454,8 @@ dropped iterations, tags, thresholds) and writes k6's own output formats. Flags 
       collect,
       [],
     )
-    .option('--execution-segment <segment>', "this instance's share of the test, e.g. 0:1/2")
-    .option('--execution-segment-sequence <sequence>', 'all segments of the test, e.g. 0,1/2,1')
+    .addOption(k6Option('--execution-segment <segment>', "this instance's share of the test, e.g. 0:1/2"))
+    .addOption(k6Option('--execution-segment-sequence <sequence>', 'all segments of the test, e.g. 0,1/2,1'))
     .option('--no-thresholds', 'do not evaluate thresholds')
     .option('--insecure-skip-tls-verify', 'accept any server certificate (as options.insecureSkipTLSVerify)')
     .addOption(k6Option('--user-agent <ua>', 'User-Agent of requests that set none (as options.userAgent)'))
@@ -541,6 +556,12 @@ dropped iterations, tags, thresholds) and writes k6's own output formats. Flags 
     .option('-v, --verbose', 'also print debug lines, console.debug among them (as k6)')
     .addOption(
       k6Option(
+        '--log-format <format>',
+        "log lines as json or raw (the message alone) instead of k6's text (as k6)",
+      ),
+    )
+    .addOption(
+      k6Option(
         '--log-output <where>',
         'where log lines go: stderr (default), stdout, none or file=PATH (as k6)',
       ),
@@ -567,7 +588,12 @@ Examples:
       const optionFlags = scriptOptionFlags(options, problems);
       const configFile =
         typeof options.config === 'string' ? readConfigFile(options.config, problems) : undefined;
-      const logs = cliLogger(options.logOutput as string | undefined, options.verbose === true, problems);
+      const logs = cliLogger(
+        options.logOutput as string | undefined,
+        options.verbose === true,
+        problems,
+        options.logFormat as string | undefined,
+      );
       const summaryMode = parseSummaryMode(
         options.summaryMode as string | undefined,
         options.summary === false,
