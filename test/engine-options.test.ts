@@ -216,3 +216,22 @@ export default function () {}`);
     ocsp.logs.join('\n'),
   );
 });
+
+test('exec.vu.metrics.metadata goes with the VU’s samples from when it is set until it is deleted', async () => {
+  const server = await startTestServer();
+  const script = await writeScript(`
+import http from 'k6/http';
+import exec from 'k6/execution';
+export const options = { scenarios: { one: { executor: 'per-vu-iterations', vus: 1, iterations: 3 } } };
+export default async function () {
+  if (exec.vu.iterationInInstance === 1) exec.vu.metrics.metadata.trace_id = 'abc-' + exec.vu.iterationInInstance;
+  await http.asyncRequest('GET', '${server.url}/');
+  delete exec.vu.metrics.metadata.trace_id;
+}`);
+  const run = await runScript(script);
+  assert.equal(run.exitCode, 0, run.logs.join('\n'));
+  const requests = run.rows.filter((r) => r.metric_name === 'http_reqs').map((r) => r.metadata);
+  assert.deepEqual(requests, ['', 'trace_id=abc-1', '']);
+  // Metadata is not a tag: it is not in extra_tags.
+  assert.ok(run.rows.every((r) => !(r.extra_tags ?? '').includes('trace_id')));
+});

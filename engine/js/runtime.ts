@@ -160,13 +160,23 @@ export class TestRuntime {
   }
 
   /**
-   * The metadata of a sample `context` emits: `vu` and `iter` when options.systemTags
-   * enables them (k6 keeps them out of tags), else undefined.
+   * The metadata of a sample `context` emits: what the script set in
+   * `exec.vu.metrics.metadata`, and `vu` and `iter` when options.systemTags enables them
+   * (k6 keeps them out of tags); undefined when there is none.
    */
   sampleMetadata(context: IterationContext | undefined): Record<string, string> | undefined {
+    if (!context) return undefined;
     const { vu, iter } = this.systemTags;
-    if (!context || (!vu && !iter)) return undefined;
+    // exec.vu.metrics.metadata: what the script set on its VU, copied as it is now.
+    const own = context.vu.metadata;
+    let hasOwn = false;
+    for (const _ in own) {
+      hasOwn = true;
+      break;
+    }
+    if (!hasOwn && !vu && !iter) return undefined;
     const metadata: Record<string, string> = {};
+    if (hasOwn) for (const key in own) metadata[key] = String(own[key]);
     // k6 counts iter per VU from 0, as __ITER.
     if (iter) metadata.iter = String(Math.max(0, context.vuIterationInInstance));
     if (vu) metadata.vu = String(context.vu.idInInstance);
