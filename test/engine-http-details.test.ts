@@ -1,6 +1,7 @@
 // k6/http details the engine reproduces: the User-Agent option, and response bodies read
 // through their Content-Encoding (gzip, deflate, br), with error 1701 when that fails.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
@@ -174,6 +175,79 @@ export default async function () {
     assert.equal(run.exitCode, 0, run.logs.join('\n'));
     assert.ok(!run.logs.some((l) => l.startsWith('error')), run.logs.join('\n'));
     assert.deepEqual(hostsSeen, [`plateau.test:${port}`, 'api.plateau.test']);
+  } finally {
+    server.close();
+  }
+});
+
+test("auth: credentials in the URL are basic auth; params.auth 'digest' answers the server's challenge", async () => {
+  const md5 = (text: string) => createHash('md5').update(text).digest('hex');
+  const seen: (string | undefined)[] = [];
+  const server = createServer((req, res) => {
+    const authorization = req.headers.authorization;
+    seen.push(authorization);
+    if (req.url === '/basic') {
+      res.end(authorization ?? 'none');
+      return;
+    }
+    if (!authorization?.startsWith('Digest ')) {
+      res.writeHead(401, {
+        'WWW-Authenticate': 'Digest realm="plateau", nonce="n0nce", qop="auth", opaque="0paque"',
+      });
+      res.end();
+      return;
+    }
+    // The server's own check, written from RFC 7616 independently of the engine's code.
+    const field = (name: string) => new RegExp(`${name}="?([^",]+)"?`).exec(authorization)?.[1] ?? '';
+    const ha1 = md5('user:plateau:s3cret');
+    const ha2 = md5(`GET:${field('uri')}`);
+    const expected = md5(`${ha1}:n0nce:${field('nc')}:${field('cnonce')}:auth:${ha2}`);
+    const ok =
+      field('response') === expected && field('opaque') === '0paque' && field('uri') === '/digest?x=1';
+    res.writeHead(ok ? 200 : 403);
+    res.end(ok ? 'welcome' : 'wrong');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  try {
+    const run = await runScript(
+      await writeScript(`
+import http from 'k6/http';
+export const options = { iterations: 1 };
+export default async function () {
+  const basic = await http.asyncRequest('GET', 'http://user:s3cret@127.0.0.1:${port}/basic');
+  const digest = await http.asyncRequest('GET', 'http://user:s3cret@127.0.0.1:${port}/digest?x=1', null, { auth: 'digest' });
+  let refused = '';
+  try { await http.asyncRequest('GET', 'http://user:s3cret@127.0.0.1:${port}/x', null, { auth: 'ntlm' }); } catch (e) { refused = String(e); }
+  console.log(JSON.stringify({ basic: basic.body, digest: [digest.status, digest.body], refused }));
+}`),
+    );
+    assert.equal(run.exitCode, 0, run.logs.join('\n'));
+    const line = run.logs.find((l) => l.includes('"basic"'))!;
+    // Log lines read `level message {fields}`.
+    const result = JSON.parse(line.slice(line.indexOf(' ') + 1, line.lastIndexOf(' {')));
+    assert.equal(result.basic, `Basic ${Buffer.from('user:s3cret').toString('base64')}`);
+    assert.deepEqual(result.digest, [200, 'welcome']);
+    assert.match(result.refused, /params\.auth "ntlm" is not supported/);
+    // The digest request went out first without credentials, then answered the challenge.
+    assert.equal(seen[1], undefined);
+    assert.match(
+      seen[2] ?? '',
+      /^Digest username="user", realm="plateau", nonce="n0nce", uri="\/digest\?x=1"/,
+    );
+    // Both are samples; the challenge's 401 counts as expected, as in k6.
+    const digestRows = run.rows.filter(
+      (r) => r.metric_name === 'http_req_failed' && (r.url ?? '').includes('/digest'),
+    );
+    assert.deepEqual(
+      digestRows.map((r) => [r.status, r.metric_value]),
+      [
+        ['401', '0.000000'],
+        ['200', '0.000000'],
+      ],
+    );
+    // Credentials never reach the name/url tags.
+    assert.ok(run.rows.every((r) => !(r.url ?? '').includes('s3cret')));
   } finally {
     server.close();
   }

@@ -22,6 +22,7 @@ import {
   responseCookies,
 } from './cookies.ts';
 import { BLACKLISTED_IP_CODE, BLOCKED_HOSTNAME_CODE } from './destinations.ts';
+import { digestAuthorization, parseDigestChallenge } from './digest-auth.ts';
 import { type Expiring, RequestTimeouts } from './request-timeouts.ts';
 
 /** k6's default request timeout. */
@@ -66,6 +67,8 @@ interface Params {
   cookies?: RequestCookies;
   /** A jar of the script's own (`new http.CookieJar()`) instead of the VU's. */
   jar?: CookieJar;
+  /** k6's auth: `basic` (the URL's credentials, also the default) or `digest`. */
+  auth?: string;
 }
 
 /** What `http.url\`…\`` returns: the URL, and a name with `${}` in place of values. */
@@ -787,13 +790,28 @@ export function createHttpModule(runtime: TestRuntime) {
     if (params.tags) for (const key in params.tags) customTags[key] = String(params.tags[key]);
     const headers: Record<string, string> = {};
     let userAgent = runtime.userAgent !== '';
+    let authorization = false;
     if (params.headers) {
       for (const key in params.headers) {
         headers[key] = String(params.headers[key]);
         if (userAgent && key.length === 10 && key.toLowerCase() === 'user-agent') userAgent = false;
+        if (key.length === 13 && key.toLowerCase() === 'authorization') authorization = true;
       }
     }
     if (userAgent) headers['User-Agent'] = runtime.userAgent;
+    const auth = params.auth;
+    if (auth !== undefined && auth !== 'basic' && auth !== 'digest') {
+      return Promise.reject(
+        new Error(
+          `params.auth ${JSON.stringify(auth)} is not supported by the embedded engine: use basic (credentials in the URL) or digest`,
+        ),
+      );
+    }
+    const digest = auth === 'digest' && url.basicAuth !== '';
+    // Credentials in the URL are HTTP basic auth, as Go's client sends them for k6
+    // (http://user:pass@host/), unless the request sets its own Authorization or asks for
+    // digest, whose first request goes without them.
+    if (!authorization && !digest && url.basicAuth !== '') headers.Authorization = url.basicAuth;
     // Go's DisableKeepAlives, which k6's noConnectionReuse sets: every request closes its connection.
     if (runtime.noConnectionReuse) headers.Connection = 'close';
     const payload = encodeBody(body, headers);
@@ -825,6 +843,12 @@ export function createHttpModule(runtime: TestRuntime) {
       requestCookies: params.cookies,
       jar: params.jar instanceof CookieJar ? params.jar : undefined,
     };
+    if (digest && !authorization) return digestExchange(context, spec);
+    return whenTurn(context, spec);
+  }
+
+  /** Sends `spec` once its options.rps turn has come (at once without a limit). */
+  function whenTurn(context: IterationContext | undefined, spec: RequestSpec): Promise<HttpResponse> {
     const rpsWaitMs = runtime.rpsWaitMs();
     if (rpsWaitMs > 0) {
       // options.rps: the request waits for its turn first; its timeout starts after, as in k6.
@@ -844,6 +868,38 @@ export function createHttpModule(runtime: TestRuntime) {
       });
     }
     return dispatchRequest(context, spec);
+  }
+
+  /**
+   * k6's digest auth: the request goes without credentials, its 401 counted as expected (k6
+   * does the same); a Digest challenge is answered once with the URL's credentials, and
+   * that second response is the script's. Both requests are samples, as both are in k6.
+   */
+  function digestExchange(context: IterationContext | undefined, spec: RequestSpec): Promise<HttpResponse> {
+    const callback = spec.callback;
+    const first: RequestSpec = {
+      ...spec,
+      callback: callback ? (status: number) => status === 401 || callback(status) : null,
+    };
+    return whenTurn(context, first).then((response) => {
+      const challenge = parseDigestChallenge(response.headers['Www-Authenticate']);
+      if (response.status !== 401 || !challenge || context?.interrupt.aborted) return response;
+      const credentials = Buffer.from(spec.url.basicAuth.slice('Basic '.length), 'base64').toString();
+      const colon = credentials.indexOf(':');
+      const authorization = digestAuthorization(
+        challenge,
+        spec.method,
+        spec.url.path,
+        credentials.slice(0, colon),
+        credentials.slice(colon + 1),
+      );
+      if (!authorization) return response;
+      // The answer is part of the same request for options.rps, as in k6: no second turn.
+      return dispatchRequest(context, {
+        ...spec,
+        headers: { ...spec.headers, Authorization: authorization },
+      });
+    });
   }
 
   function dispatchRequest(context: IterationContext | undefined, spec: RequestSpec): Promise<HttpResponse> {
@@ -907,6 +963,12 @@ export function createHttpModule(runtime: TestRuntime) {
       return transport.close();
     },
   };
+}
+
+/** `Basic …` for the URL's user and password (percent-decoded, as Go reads them). */
+function basicAuth(url: URL): string {
+  const user = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+  return `Basic ${Buffer.from(user).toString('base64')}`;
 }
 
 function encodeBody(body: unknown, headers: Record<string, string>): Buffer | undefined {
@@ -998,6 +1060,8 @@ interface ParsedUrl {
   port: number;
   /** Path and query, e.g. `/statement?account=1`. */
   path: string;
+  /** `Basic …` from the URL's `user:password@`, or '' (in every URL: one object shape). */
+  basicAuth: string;
 }
 
 const SIMPLE_URL = /^(https?):\/\/([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?(\/[^#\s]*)?$/;
@@ -1031,6 +1095,7 @@ function parseUrl(text: string): ParsedUrl | undefined {
       hostname: unbracket(hostname),
       port: port ? Number(port) : scheme === 'https' ? 443 : 80,
       path: path ?? '/',
+      basicAuth: '',
     };
   }
   try {
@@ -1042,6 +1107,7 @@ function parseUrl(text: string): ParsedUrl | undefined {
       hostname: unbracket(url.hostname),
       port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
       path: `${url.pathname}${url.search}`,
+      basicAuth: url.username !== '' || url.password !== '' ? basicAuth(url) : '',
     };
   } catch {
     return undefined;
