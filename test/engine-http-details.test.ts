@@ -5,7 +5,14 @@ import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
-import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import {
+  brotliCompressSync,
+  brotliDecompressSync,
+  deflateSync,
+  gunzipSync,
+  gzipSync,
+  inflateSync,
+} from 'node:zlib';
 import { DEFAULT_USER_AGENT } from '../engine/config/options.ts';
 import { checkResults, runScript, writeScript } from './helpers/engine.ts';
 
@@ -248,6 +255,65 @@ export default async function () {
     );
     // Credentials never reach the name/url tags.
     assert.ok(run.rows.every((r) => !(r.url ?? '').includes('s3cret')));
+  } finally {
+    server.close();
+  }
+});
+
+test('params.compression compresses the body in order and says so in Content-Encoding; unknown algorithms are refused', async () => {
+  const received: { encoding: string | undefined; body: string }[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      let body = Buffer.concat(chunks);
+      // Undo the encodings last-applied first, as a server reads Content-Encoding.
+      const encodings = (req.headers['content-encoding'] ?? '').split(',').map((e) => e.trim());
+      for (const encoding of encodings.reverse()) {
+        if (encoding === 'gzip') body = gunzipSync(body);
+        else if (encoding === 'deflate') body = inflateSync(body);
+        else if (encoding === 'br') body = brotliDecompressSync(body);
+      }
+      received.push({ encoding: req.headers['content-encoding'], body: body.toString() });
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  try {
+    const run = await runScript(
+      await writeScript(`
+import http from 'k6/http';
+export const options = { iterations: 1 };
+export default async function () {
+  const text = 'plateau '.repeat(100);
+  await http.asyncRequest('POST', '${url}', text, { compression: 'gzip' });
+  await http.asyncRequest('POST', '${url}', text, { compression: 'deflate, br' });
+  const refused = [];
+  for (const compression of ['zstd', 'lz4']) {
+    try { await http.asyncRequest('POST', '${url}', text, { compression }); } catch (e) { refused.push(String(e)); }
+  }
+  try {
+    await http.asyncRequest('POST', '${url}', text, { compression: 'gzip', headers: { 'Content-Encoding': 'gzip' } });
+  } catch (e) { refused.push(String(e)); }
+  console.log('refused: ' + refused.join(' | '));
+}`),
+    );
+    assert.equal(run.exitCode, 0, run.logs.join('\n'));
+    const text = 'plateau '.repeat(100);
+    assert.deepEqual(received, [
+      { encoding: 'gzip', body: text },
+      { encoding: 'deflate, br', body: text },
+    ]);
+    const refusals = run.logs.find((l) => l.includes('refused: ')) ?? '';
+    assert.match(refusals, /"zstd" is not an algorithm the engine compresses with .*Node 20 has no zstd/);
+    assert.match(refusals, /"lz4" is not an algorithm/);
+    assert.match(refusals, /sets Content-Encoding itself/);
+    // data_sent counts the compressed bytes, far fewer than the 800-byte text.
+    const sent = run.rows
+      .filter((r) => r.metric_name === 'data_sent')
+      .reduce((sum, r) => sum + Number(r.metric_value), 0);
+    assert.ok(sent > 0 && sent < 2 * 800, `data_sent ${sent}`);
   } finally {
     server.close();
   }

@@ -1,7 +1,14 @@
 // The `k6/http` module on undici: asyncRequest with k6's tags, timings and error codes.
 
 import { STATUS_CODES } from 'node:http';
-import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
+import {
+  brotliCompressSync,
+  brotliDecompressSync,
+  deflateSync,
+  gunzipSync,
+  gzipSync,
+  inflateSync,
+} from 'node:zlib';
 import type { Dispatcher } from 'undici';
 import { parseDurationNs } from '../../config/duration.ts';
 import { type BuiltinMetricName, HTTP_TIMING_METRICS } from '../../metrics/builtin.ts';
@@ -69,6 +76,8 @@ interface Params {
   jar?: CookieJar;
   /** k6's auth: `basic` (the URL's credentials, also the default) or `digest`. */
   auth?: string;
+  /** k6's request body compression: `gzip`, `deflate`, `br`, or several, comma-separated, applied in order. */
+  compression?: string;
 }
 
 /** What `http.url\`…\`` returns: the URL, and a name with `${}` in place of values. */
@@ -814,7 +823,12 @@ export function createHttpModule(runtime: TestRuntime) {
     if (!authorization && !digest && url.basicAuth !== '') headers.Authorization = url.basicAuth;
     // Go's DisableKeepAlives, which k6's noConnectionReuse sets: every request closes its connection.
     if (runtime.noConnectionReuse) headers.Connection = 'close';
-    const payload = encodeBody(body, headers);
+    let payload = encodeBody(body, headers);
+    if (params.compression !== undefined && params.compression !== '') {
+      const compressed = compressBody(payload, String(params.compression), headers);
+      if (compressed instanceof Error) return Promise.reject(compressed);
+      payload = compressed;
+    }
     const timeoutNs = params.timeout === undefined ? undefined : parseDurationNs(params.timeout);
     const redirects = params.redirects;
     if (redirects !== undefined && !(Number.isInteger(redirects) && redirects >= 0)) {
@@ -963,6 +977,43 @@ export function createHttpModule(runtime: TestRuntime) {
       return transport.close();
     },
   };
+}
+
+/** The body compressors k6's params.compression names (deflate is zlib-wrapped, as Go's). */
+const COMPRESSORS: Readonly<Record<string, (data: Buffer) => Buffer>> = {
+  gzip: (data) => gzipSync(data),
+  deflate: (data) => deflateSync(data),
+  br: (data) => brotliCompressSync(data),
+};
+
+/**
+ * k6's params.compression: the body compressed by each algorithm in turn and
+ * Content-Encoding set to the list; an Error for an algorithm the engine has not, or when
+ * the request already says how its body is encoded.
+ */
+function compressBody(
+  payload: Buffer | undefined,
+  compression: string,
+  headers: Record<string, string>,
+): Buffer | Error {
+  const algorithms = compression.split(',').map((a) => a.trim());
+  for (const key in headers) {
+    if (key.toLowerCase() === 'content-encoding') {
+      return new Error('params.compression: the request sets Content-Encoding itself; set one or the other');
+    }
+  }
+  let data = payload ?? Buffer.alloc(0);
+  for (const algorithm of algorithms) {
+    const compress = COMPRESSORS[algorithm];
+    if (!compress) {
+      return new Error(
+        `params.compression: ${JSON.stringify(algorithm)} is not an algorithm the engine compresses with (use gzip, deflate or br${algorithm === 'zstd' ? '; Node 20 has no zstd' : ''})`,
+      );
+    }
+    data = compress(data);
+  }
+  headers['Content-Encoding'] = algorithms.join(', ');
+  return data;
 }
 
 /** `Basic …` for the URL's user and password (percent-decoded, as Go reads them). */
