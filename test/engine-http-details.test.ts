@@ -318,3 +318,48 @@ export default async function () {
     server.close();
   }
 });
+
+test('http.file() and an object body holding one make a multipart/form-data request, as in k6', async () => {
+  let contentType = '';
+  let raw = '';
+  const server = createServer((req, res) => {
+    contentType = req.headers['content-type'] ?? '';
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      raw = Buffer.concat(chunks).toString('latin1');
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/upload`;
+  try {
+    const run = await runScript(
+      await writeScript(`
+import http from 'k6/http';
+export const options = { iterations: 1, tlsVersion: http.TLS_1_2 };
+export default async function () {
+  const bytes = new Uint8Array([0, 1, 2, 255]).buffer;
+  const f = http.file(bytes, 'report.bin', 'application/x-report');
+  const unnamed = http.file('plain text');
+  console.log('file: ' + [f.filename, f.content_type, unnamed.content_type, /^\\d+$/.test(unnamed.filename)].join(' '));
+  await http.asyncRequest('POST', '${url}', { title: 'Q3 "final"', report: f });
+}`),
+    );
+    assert.equal(run.exitCode, 0, run.logs.join('\n'));
+    assert.ok(
+      run.logs.some((l) => l.includes('file: report.bin application/x-report application/octet-stream true')),
+    );
+    const boundary = /^multipart\/form-data; boundary=(\S+)$/.exec(contentType)?.[1];
+    assert.ok(boundary, contentType);
+    const parts = raw.split(`--${boundary}`);
+    assert.equal(parts.at(-1), '--\r\n', 'closing boundary');
+    assert.equal(parts[1], '\r\nContent-Disposition: form-data; name="title"\r\n\r\nQ3 "final"\r\n');
+    assert.equal(
+      parts[2],
+      `\r\nContent-Disposition: form-data; name="report"; filename="report.bin"\r\nContent-Type: application/x-report\r\n\r\n${Buffer.from([0, 1, 2, 255]).toString('latin1')}\r\n`,
+    );
+  } finally {
+    server.close();
+  }
+});

@@ -1,5 +1,6 @@
 // The `k6/http` module on undici: asyncRequest with k6's tags, timings and error codes.
 
+import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import {
   brotliCompressSync,
@@ -959,6 +960,14 @@ export function createHttpModule(runtime: TestRuntime) {
       runtime.responseCallback = callback;
     },
     url,
+    /** k6's `http.file(data, [filename], [contentType])`: a file part for a multipart body. */
+    file(data: unknown, filename?: string, contentType?: string): FileData {
+      return new FileData(data, filename, contentType);
+    },
+    TLS_1_0: 'tls1.0',
+    TLS_1_1: 'tls1.1',
+    TLS_1_2: 'tls1.2',
+    TLS_1_3: 'tls1.3',
     /** The running VU's cookie jar (emptied at each iteration unless options.noCookiesReset). */
     cookieJar(): CookieJar {
       const jar = vuCookieJar(runtime, runtime.current(), true);
@@ -1022,12 +1031,61 @@ function basicAuth(url: URL): string {
   return `Basic ${Buffer.from(user).toString('base64')}`;
 }
 
+/** k6's FileData (`http.file()`): a part of a multipart body. */
+export class FileData {
+  readonly data: unknown;
+  readonly filename: string;
+  readonly content_type: string;
+
+  constructor(data: unknown, filename?: string, contentType?: string) {
+    this.data = data;
+    // k6's defaults: a name from the clock, and octet-stream.
+    this.filename = filename ? String(filename) : String(process.hrtime.bigint());
+    this.content_type = contentType ? String(contentType) : 'application/octet-stream';
+  }
+}
+
+/** Bytes of a body or file part: a string, an ArrayBuffer or view, or an array of byte values. */
+function bytesOf(data: unknown): Buffer {
+  if (typeof data === 'string') return Buffer.from(data);
+  if (data instanceof ArrayBuffer) return Buffer.from(data);
+  if (ArrayBuffer.isView(data)) return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  if (Array.isArray(data)) return Buffer.from(data.map(Number));
+  return Buffer.from(String(data));
+}
+
+/**
+ * k6's multipart/form-data body for an object with a FileData among its values: a file
+ * part for each FileData, a field for each other value, in the object's order.
+ */
+function multipartBody(fields: Record<string, unknown>, headers: Record<string, string>): Buffer {
+  const boundary = randomBytes(30).toString('hex');
+  const quote = (text: string) => text.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
+  const parts: Buffer[] = [];
+  for (const [name, value] of Object.entries(fields)) {
+    const head =
+      value instanceof FileData
+        ? `Content-Disposition: form-data; name="${quote(name)}"; filename="${quote(value.filename)}"\r\nContent-Type: ${value.content_type}`
+        : `Content-Disposition: form-data; name="${quote(name)}"`;
+    parts.push(Buffer.from(`--${boundary}\r\n${head}\r\n\r\n`));
+    parts.push(value instanceof FileData ? bytesOf(value.data) : Buffer.from(String(value)));
+    parts.push(Buffer.from('\r\n'));
+  }
+  parts.push(Buffer.from(`--${boundary}--\r\n`));
+  headers['Content-Type'] = `multipart/form-data; boundary=${boundary}`;
+  return Buffer.concat(parts);
+}
+
 function encodeBody(body: unknown, headers: Record<string, string>): Buffer | undefined {
   if (body === undefined || body === null) return undefined;
   if (typeof body === 'string') return Buffer.from(body);
   if (body instanceof ArrayBuffer) return Buffer.from(body);
   if (ArrayBuffer.isView(body)) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  if (body instanceof FileData) return bytesOf(body.data);
   if (typeof body === 'object') {
+    if (Object.values(body).some((value) => value instanceof FileData)) {
+      return multipartBody(body as Record<string, unknown>, headers);
+    }
     // k6 form-encodes a plain object.
     if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
       headers['Content-Type'] = 'application/x-www-form-urlencoded';
