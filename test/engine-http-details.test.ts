@@ -177,7 +177,13 @@ export default async function () {
   const a = await http.asyncRequest('GET', 'http://plateau.test:${port}/');
   const b = await http.asyncRequest('GET', 'http://api.plateau.test/');
   if (a.status !== 200 || b.status !== 200) throw new Error(a.status + ' ' + b.status + ' ' + a.error + ' ' + b.error);
+  console.log('remote ' + a.remote_ip + ':' + a.remote_port + ' tls=' + JSON.stringify(a.tls_version));
 }`),
+    );
+    // The address the connection reached, not the name in the URL (as Go reports it for k6).
+    assert.ok(
+      run.logs.some((l) => l.includes(`remote 127.0.0.1:${port} tls=""`)),
+      run.logs.join('\n'),
     );
     assert.equal(run.exitCode, 0, run.logs.join('\n'));
     assert.ok(!run.logs.some((l) => l.startsWith('error')), run.logs.join('\n'));

@@ -23,7 +23,10 @@ test('https: a self-signed server fails with 1310 unless insecureSkipTLSVerify; 
   const script = (options: string) => `
 import http from 'k6/http';
 export const options = { iterations: 1${options} };
-export default async function () { await http.asyncRequest('GET', '${url}'); }`;
+export default async function () {
+  const res = await http.asyncRequest('GET', '${url}');
+  if (res.status === 200) console.log('response tls ' + res.tls_version + ' ' + res.tls_cipher_suite);
+}`;
   try {
     const strict = await runScript(await writeScript(script('')));
     const refused = strict.rows.find((r) => r.metric_name === 'http_reqs');
@@ -38,6 +41,11 @@ export default async function () { await http.asyncRequest('GET', '${url}'); }`;
     assert.equal(insecure.exitCode, 0, insecure.logs.join('\n'));
     const ok = insecure.rows.find((r) => r.metric_name === 'http_reqs');
     assert.deepEqual([ok?.status, ok?.tls_version, ok?.proto], ['200', 'tls1.3', 'HTTP/1.1']);
+    // The response says it too, with the suite's IANA name (as Go's names it for k6).
+    assert.ok(
+      insecure.logs.some((l) => /response tls tls1\.3 TLS_(AES|CHACHA20)_\w+/.test(l)),
+      insecure.logs.join('\n'),
+    );
     const handshake = insecure.rows.find((r) => r.metric_name === 'http_req_tls_handshaking');
     assert.ok(Number(handshake?.metric_value) > 0, 'the TLS handshake is timed');
 

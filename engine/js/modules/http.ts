@@ -2,6 +2,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
+import type { TLSSocket } from 'node:tls';
 import {
   brotliCompressSync,
   brotliDecompressSync,
@@ -102,6 +103,10 @@ export class HttpResponse {
   error_code: number;
   remote_ip: string;
   remote_port: number;
+  /** `tls1.3` etc. over https, '' otherwise. */
+  tls_version: string;
+  /** The IANA name of the TLS cipher suite (`TLS_AES_128_GCM_SHA256`), '' over plain http. */
+  tls_cipher_suite: string;
   request: { method: string; url: string; headers: Record<string, string>; body: unknown };
 
   constructor(fields: Omit<HttpResponse, 'json'>) {
@@ -117,6 +122,8 @@ export class HttpResponse {
     this.error_code = fields.error_code;
     this.remote_ip = fields.remote_ip;
     this.remote_port = fields.remote_port;
+    this.tls_version = fields.tls_version;
+    this.tls_cipher_suite = fields.tls_cipher_suite;
     this.request = fields.request;
   }
 
@@ -261,6 +268,8 @@ class InFlightRequest implements TracedHandler, Expiring {
   #tlsVersion = '';
   #proto = 'HTTP/1.1';
   #remoteAddress = '';
+  /** The connection's socket, for res.remote_ip/remote_port (Node caches its peer address). */
+  #socket: ConnectionInfo['socket'] | undefined = undefined;
   #chunks: Buffer[] = [];
   #bodyBytes = 0;
   #settled = false;
@@ -331,6 +340,7 @@ class InFlightRequest implements TracedHandler, Expiring {
   onConnection(info: ConnectionInfo): void {
     this.#tlsVersion = info.tlsVersion;
     this.#proto = info.proto;
+    this.#socket = info.socket;
     // getpeername is a system call: only when the ip tag is wanted.
     if (this.#runtime.systemTags.ip) this.#remoteAddress = info.socket.remoteAddress ?? '';
   }
@@ -518,8 +528,13 @@ class InFlightRequest implements TracedHandler, Expiring {
         timings,
         error: errorText,
         error_code: errorCode,
-        remote_ip: spec.url.hostname,
-        remote_port: spec.url.port,
+        remote_ip: this.#socket?.remoteAddress ?? spec.url.hostname,
+        remote_port: this.#socket?.remotePort ?? spec.url.port,
+        tls_version: this.#tlsVersion,
+        tls_cipher_suite:
+          this.#tlsVersion === ''
+            ? ''
+            : ((this.#socket as TLSSocket | undefined)?.getCipher?.()?.standardName ?? ''),
         request: { method: spec.method, url: spec.urlString, headers: spec.headers, body: spec.body ?? null },
       }),
     );
@@ -1258,6 +1273,8 @@ function interruptedResponse(method: string, url: string): HttpResponse {
     error_code: 1000,
     remote_ip: '',
     remote_port: 0,
+    tls_version: '',
+    tls_cipher_suite: '',
     request: { method, url, headers: {}, body: null },
   });
 }
