@@ -4,6 +4,7 @@ import { createWriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ERROR_CODES, isPlateauError, PlateauError } from '../contract/index.ts';
+import { collectGarbage } from './collect-garbage.ts';
 import { consolidateOptions, type OptionOverrides, type TestOptions } from './config/options.ts';
 import { startHealthTicker } from './engine-health.ts';
 import { ENGINE_EXIT_CODES, ScriptError } from './errors.ts';
@@ -189,10 +190,11 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
     for (const warning of coldStartWarnings(options.scenarios, tuple)) logger.log('warning', warning);
     // Before the clock starts, as k6 initializes VUs before it: warm the per-request code.
     const peakRate = tuple.scale(Math.round(peakArrivalRate(options.scenarios))); // this segment's share
-    if (config.warmUp !== false && peakRate >= WARM_UP_MIN_RATE) {
+    const rehearse = config.warmUp !== false && peakRate >= WARM_UP_MIN_RATE;
+    if (rehearse) {
       logger.log(
         'info',
-        `warming up: rehearsing up to ${Math.min(peakRate, REHEARSAL.maxRate).toLocaleString('en-US')}/s against a local sink for 1-3 s before the test starts (--no-warm-up skips this)`,
+        `warming up: rehearsing up to ${Math.min(peakRate, REHEARSAL.maxRate).toLocaleString('en-US')}/s against a local sink for 2-4 s before the test starts (--no-warm-up skips this)`,
       );
       const rehearsal = await rehearseHotPath(peakRate, {
         settings: options,
@@ -207,13 +209,15 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
       });
       logger.log(
         'info',
-        `warmed up: ${rehearsal.iterations} rehearsal iterations in ${rehearsal.rounds} rounds against a local sink in ${(rehearsal.ms / 1000).toFixed(1)}s${rehearsal.warm ? '' : ', still not keeping up: expect a slow first second'} (--no-warm-up skips this)`,
+        `warmed up: ${rehearsal.iterations} rehearsal iterations in ${rehearsal.rounds} rounds against a local sink in ${(rehearsal.ms / 1000).toFixed(1)}s, the last achieving ${Math.floor((rehearsal.achieved.at(-1) ?? 0) * 100)} %${rehearsal.warm ? '' : ', still not keeping up: expect a slow first second'} (--no-warm-up skips this)`,
       );
     }
 
     // k6 initializes the VUs its plan needs at once before the test clock starts.
     const vus = new VuPool(runtime, tuple);
     vus.initialize(maxPlannedVUs(options.scenarios, tuple));
+    // The rehearsal's garbage goes now, not amid the test's first requests (collect-garbage.ts).
+    if (rehearse) collectGarbage('young');
     runtime.markStarted();
     runtime.startFlushing();
     cleanups.push(startHealthTicker(runtime));

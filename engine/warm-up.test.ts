@@ -5,6 +5,7 @@ import { type AddressInfo, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
+import { request } from 'undici';
 import type { ConstantArrivalRateScenario, ScenarioConfig } from './config/scenarios.ts';
 import type { RuntimeSettings } from './js/runtime.ts';
 import { DEFAULT_SYSTEM_TAGS } from './metrics/system-tags.ts';
@@ -18,6 +19,7 @@ import {
   REHEARSAL,
   rehearseHotPath,
   roundConfig,
+  SINK_RESPONSES,
   startSink,
   stopSink,
 } from './warm-up.ts';
@@ -154,7 +156,8 @@ test('the rehearsal sink answers every request head, pipelined or split across p
 test('rehearseHotPath: runs rounds until it keeps up, writes only into its own directory', async () => {
   const before = new Set(readdirSync(tmpdir()).filter((name) => name.startsWith('plateau-warm-up-')));
   let made: string[] = [];
-  const limits = { ...REHEARSAL, roundMs: 200, maxRounds: 4, minRounds: 2, vus: 20 };
+  // Six rounds: every sink response and every iteration shape at least once.
+  const limits = { ...REHEARSAL, roundMs: 150, maxRounds: 7, minRounds: 6, compactAfterRounds: 2, vus: 20 };
   const rehearsal = await rehearseHotPath(
     1000,
     {
@@ -173,19 +176,50 @@ test('rehearseHotPath: runs rounds until it keeps up, writes only into its own d
     rehearsal.rounds >= limits.minRounds && rehearsal.rounds <= limits.maxRounds,
     `rounds ${rehearsal.rounds}`,
   );
-  // 1,000/s for 200 ms is 200 starts a round, on an idle core nearly all of them.
-  assert.ok(rehearsal.iterations >= 100 * rehearsal.rounds, `iterations ${rehearsal.iterations}`);
+  // 1,000/s for 150 ms is 150 starts a round, on an idle core nearly all of them.
+  assert.ok(rehearsal.iterations >= 75 * rehearsal.rounds, `iterations ${rehearsal.iterations}`);
   assert.equal(rehearsal.warm, true);
+  assert.equal(rehearsal.achieved.length, rehearsal.rounds);
+  assert.ok(rehearsal.achieved.at(-1)! >= limits.warmShare, `achieved ${rehearsal.achieved}`);
+  // Every iteration shape sends its request (one failing before it would leave this short).
   assert.ok(
     rehearsal.answered >= rehearsal.iterations,
     `every rehearsal request reached the sink: ${rehearsal.answered}`,
   );
+  // Each round is a test start of its own: its VUs open connections to its own sink.
+  assert.equal(rehearsal.connections.length, rehearsal.rounds);
+  for (const accepted of rehearsal.connections)
+    assert.ok(accepted >= 1, `connections ${rehearsal.connections}`);
   assert.equal(made.length, 1, 'outputs were made in the rehearsal directory');
   assert.equal(existsSync(dirname(made[0]!)), false, 'and removed with it');
   const after = readdirSync(tmpdir()).filter(
     (name) => name.startsWith('plateau-warm-up-') && !before.has(name),
   );
   assert.deepEqual(after, []);
+});
+
+test('the sink answers in six header shapes, each a valid response the engine reads', async () => {
+  const names = new Set<string>();
+  for (const response of SINK_RESPONSES) {
+    const sink = await startSink(response);
+    try {
+      const { port } = sink.server.address() as AddressInfo;
+      const answer = await request(`http://127.0.0.1:${port}/warm-up`);
+      assert.equal(answer.statusCode, 200);
+      assert.equal(await answer.body.text(), 'ok');
+      names.add(
+        Object.keys(answer.headers)
+          .filter((name) => name !== 'connection' && name !== 'keep-alive')
+          .sort()
+          .join(','),
+      );
+      assert.equal(sink.accepted(), 1);
+    } finally {
+      await stopSink(sink);
+    }
+  }
+  // Beyond four shapes V8 stops specializing on any one (see SINK_RESPONSES).
+  assert.ok(names.size >= 5, `distinct header sets: ${[...names].join(' | ')}`);
 });
 
 async function waitFor(condition: () => boolean, ms = 2000): Promise<void> {

@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { collectGarbage } from './collect-garbage.ts';
 import type {
   ConstantArrivalRateScenario,
   RampingArrivalRateScenario,
@@ -22,7 +23,7 @@ import { startHealthTicker } from './engine-health.ts';
 import { createExecutor } from './executor/create-executor.ts';
 import { VuPool } from './executor/executor.ts';
 import type { Logger } from './js/logger.ts';
-import { createHttpModule } from './js/modules/http.ts';
+import { createModuleTable } from './js/modules/index.ts';
 import { type RuntimeSettings, TestRuntime } from './js/runtime.ts';
 import { MetricRegistry } from './metrics/registry.ts';
 import type { ThresholdConfig } from './metrics/thresholds.ts';
@@ -34,14 +35,19 @@ import { ExecutionTuple } from './schedule/execution-segment.ts';
 export const WARM_UP_MIN_RATE = 1000;
 
 /**
- * The rehearsal runs in rounds of half a second at the test's peak rate (at most 10,000/s)
- * until a round achieves 98 % of its planned iterations, at most six rounds. A cold
- * process achieves about half in its first round; the code is warm when it keeps up.
- * Measured at 10,000/s (3 s runs, six interleaved pairs each): one fixed second against a
- * node:http sink achieved ~4,000 of 8,000 rehearsal iterations; rounds until warm, with the
- * test's shapes (RehearsalLikeness), took the test's first-second drops from a mean of
- * 860–980 to 350–580. What is left is opening connections to the target, which a rehearsal
- * must not touch (docs/engine.md, "How it keeps time").
+ * The rehearsal runs in rounds of 300 ms at the test's peak rate (at most 10,000/s), each a
+ * whole test start of its own (see rehearseHotPath): at least six, one per sink response
+ * and iteration shape, then until a round achieves 97 % of its planned iterations, at most
+ * ten. A cold process achieves about a sixth in its first round. A round is harder than the
+ * test's start: its sink runs in the same thread and its 200 VUs open their connections
+ * together, as the test's will, so the last rounds achieve 93–99 %.
+ *
+ * Measured at 10,000/s against the bench target (3 s runs): with one set of objects carried
+ * through every round, the test dropped 300–770 starts in its first ~150 ms and spent the
+ * first ~110 ms at 100 % CPU, much of it V8 recompiling code the rehearsal had optimized for
+ * other objects; with a fresh set per round, six kinds of response and five shapes of
+ * iteration, it dropped 0–176 (0 in about half the runs), at 100 % CPU for ~30 ms: the VUs'
+ * connections themselves (docs/engine.md, "How it keeps time").
  */
 export interface RehearsalLimits {
   /** The highest rate a round runs at, iterations/s (the test's peak when lower). */
@@ -51,6 +57,8 @@ export interface RehearsalLimits {
   minRounds: number;
   /** A round that achieves this share of its planned iterations is warm. */
   warmShare: number;
+  /** After this many rounds, a full collection (engine/collect-garbage.ts); 0 for none. */
+  compactAfterRounds: number;
   /** VUs each round starts with, and the most it may grow to. */
   vus: number;
   maxVUs: number;
@@ -58,10 +66,11 @@ export interface RehearsalLimits {
 
 export const REHEARSAL: Readonly<RehearsalLimits> = {
   maxRate: 10_000,
-  roundMs: 500,
-  maxRounds: 6,
-  minRounds: 2,
-  warmShare: 0.98,
+  roundMs: 300,
+  maxRounds: 10,
+  minRounds: 6,
+  compactAfterRounds: 3,
+  warmShare: 0.97,
   vus: 200,
   maxVUs: 10_000,
 };
@@ -157,15 +166,28 @@ export interface Rehearsal {
   /** Requests the sink answered: one per iteration, unless something sent them elsewhere. */
   answered: number;
   rounds: number;
+  /** Each round's achieved share of its planned iterations, 0–1. */
+  achieved: number[];
+  /** Connections each round's sink accepted: each round's VUs dial anew, as the test's do. */
+  connections: number[];
   /** Whether its last round kept up with the planned rate. */
   warm: boolean;
   ms: number;
 }
 
 /**
- * Runs constant-arrival-rate rounds at up to `peakRate` through the real executor, HTTP
- * module, metric pipeline and CSV formatter against a local sink, until the code keeps up
- * (see REHEARSAL), then discards everything it produced. Takes one to three seconds.
+ * Runs constant-arrival-rate rounds at up to `peakRate` through the real executor, k6
+ * modules, metric pipeline and outputs against a local sink, until the code keeps up (see
+ * REHEARSAL), then discards everything it produced. Takes two to four seconds.
+ *
+ * Every round is a whole test start of its own, as the test will be one more: a new
+ * registry, runtime, module table, VUs (which open their connections in the round's first
+ * moments, as the test's will), executor, outputs and sink, on a new port. Code V8 compiled
+ * for one round's objects then already serves objects of the next, and the test is a round
+ * V8 has seen many times. With one set of objects carried through every round, the test
+ * began with ~30 deoptimizations and ~60 recompilations (~150 ms of compiler work on the
+ * engine's core in its first 400 ms): closures of another module table, a first request
+ * to a new origin, new connections, headers and tags of shapes the sink never sent.
  */
 export async function rehearseHotPath(
   peakRate: number,
@@ -174,7 +196,42 @@ export async function rehearseHotPath(
 ): Promise<Rehearsal> {
   const started = performance.now();
   const dir = await mkdtemp(join(tmpdir(), 'plateau-warm-up-'));
-  const sink = await startSink();
+  const rate = Math.max(1, Math.round(Math.min(limits.maxRate, peakRate)));
+  const planned = Math.floor((rate * limits.roundMs) / 1000);
+  const config = roundConfig(like.scenario, rate, limits);
+  walkLongSchedule(config, ExecutionTuple.create(undefined, undefined));
+  let iterations = 0;
+  let answered = 0;
+  let rounds = 0;
+  let warm = false;
+  const achieved: number[] = [];
+  const connections: number[] = [];
+  try {
+    while (rounds < limits.maxRounds && !(warm && rounds >= limits.minRounds)) {
+      const round = await rehearseRound(rounds, config, like, dir);
+      rounds++;
+      iterations += round.iterations;
+      answered += round.answered;
+      achieved.push(round.iterations / planned);
+      connections.push(round.connections);
+      // The early rounds' garbage goes before the later rounds (engine/collect-garbage.ts).
+      if (rounds === limits.compactAfterRounds) collectGarbage('full');
+      warm = round.iterations >= limits.warmShare * planned;
+    }
+    return { iterations, answered, rounds, achieved, connections, warm, ms: performance.now() - started };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** One round: a fresh test-like setup, run for one round's schedule, then taken down. */
+async function rehearseRound(
+  index: number,
+  config: ConstantArrivalRateScenario | RampingArrivalRateScenario,
+  like: RehearsalLikeness,
+  dir: string,
+): Promise<{ iterations: number; answered: number; connections: number }> {
+  const sink = await startSink(SINK_RESPONSES[index % SINK_RESPONSES.length]);
   const url = `http://127.0.0.1:${(sink.server.address() as AddressInfo).port}/warm-up`;
   const registry = new MetricRegistry();
   const outputs = like.outputs?.(dir) ?? [];
@@ -192,44 +249,89 @@ export async function rehearseHotPath(
       blockHostnames: [],
       blacklistIPs: [],
     });
+    if (!like.settings.systemTags.includes('expected_response')) registry.forgetExpectedResponseSubmetric();
   }
   if (like.thresholds) registry.applyThresholds(like.thresholds);
-  const http = createHttpModule(runtime);
-  const rate = Math.max(1, Math.round(Math.min(limits.maxRate, peakRate)));
-  const planned = Math.floor((rate * limits.roundMs) / 1000);
+  const table = createModuleTable(runtime, () => ({}));
   const tuple = ExecutionTuple.create(undefined, undefined);
-  // Each round takes the VUs (and their open connections) the round before gave back.
   const vus = new VuPool(runtime, tuple);
-  const exec = async () => {
-    const response = await http.module.default.asyncRequest('GET', url);
-    return response.status;
-  };
-  const config = roundConfig(like.scenario, rate, limits);
-  walkLongSchedule(config, tuple);
-  let iterations = 0;
-  let rounds = 0;
-  let warm = false;
+  vus.initialize(config.preAllocatedVUs);
+  const exec = ITERATION_SHAPES[index % ITERATION_SHAPES.length]!(
+    table.modules as unknown as RehearsalModules,
+    url,
+  );
   const stopHealth = startHealthTicker(runtime, HEALTH_TICK_MS);
   try {
     for (const output of outputs) await output.start();
+    runtime.markStarted();
     runtime.startFlushing();
-    while (rounds < limits.maxRounds && !(warm && rounds >= limits.minRounds)) {
-      const executor = createExecutor({ runtime, config, tuple, vus, exec }, {});
-      await executor.run();
-      rounds++;
-      iterations += executor.stats.iterations;
-      warm = executor.stats.iterations >= limits.warmShare * planned;
-    }
-    return { iterations, answered: sink.answered(), rounds, warm, ms: performance.now() - started };
+    const executor = createExecutor({ runtime, config, tuple, vus, exec }, {});
+    await executor.run();
+    return { iterations: executor.stats.iterations, answered: sink.answered(), connections: sink.accepted() };
   } finally {
     stopHealth();
     runtime.stopFlushing();
     for (const output of outputs) await output.stop().catch(() => undefined);
-    await http.close();
+    await table.close();
     await stopSink(sink);
-    await rm(dir, { recursive: true, force: true });
   }
 }
+
+/** The k6 modules a rehearsal iteration uses, as the script sees them. */
+interface RehearsalModules {
+  k6: { check(value: unknown, sets: Record<string, (value: never) => boolean>): boolean };
+  'k6/http': {
+    asyncRequest(method: string, url: string, body?: unknown, params?: object): Promise<RehearsalResponse>;
+  };
+  'k6/execution': {
+    scenario: { iterationInTest: number };
+    vu: { idInTest: number };
+  };
+}
+
+interface RehearsalResponse {
+  status: number;
+  body: unknown;
+  timings: { duration: number };
+}
+
+/**
+ * What a rehearsal iteration does, one per round in turn: a request alone, with a query
+ * from k6/execution, with tags, a header and a check (plateau's stepped scripts), with a
+ * name tag, with its own timeout and no body. Five different functions, so that the
+ * engine's call of a scenario's function is already megamorphic and the script's own
+ * function, which the rehearsal never calls, does not throw away the code around it; and
+ * the request options a script passes take paths V8 has seen.
+ */
+const ITERATION_SHAPES: ((modules: RehearsalModules, url: string) => () => Promise<unknown>)[] = [
+  (m, url) => async () => (await m['k6/http'].asyncRequest('GET', url)).status,
+  (m, url) => async () => {
+    const response = await m['k6/http'].asyncRequest(
+      'GET',
+      `${url}?i=${m['k6/execution'].scenario.iterationInTest}`,
+    );
+    return response.status === 200;
+  },
+  (m, url) => async () => {
+    const step = String(m['k6/execution'].vu.idInTest % 3);
+    const response = await m['k6/http'].asyncRequest('GET', url, null, {
+      headers: { 'X-Load-Step': step },
+      tags: { step },
+    });
+    m.k6.check(response, { 'status is 200': (r: RehearsalResponse) => r.status === 200 });
+  },
+  (m, url) => async () => {
+    const response = await m['k6/http'].asyncRequest('GET', url, null, { tags: { name: 'warm-up' } });
+    return response.body;
+  },
+  (m, url) => async () => {
+    const response = await m['k6/http'].asyncRequest('GET', url, null, {
+      responseType: 'none',
+      timeout: '10s',
+    });
+    return response.timings.duration;
+  },
+];
 
 /** The rehearsal's health ticks: often enough that its metrics take part in every round. */
 const HEALTH_TICK_MS = 100;
@@ -285,10 +387,20 @@ function walkLongSchedule(
   return last;
 }
 
-const SINK_RESPONSE = Buffer.from(
-  'HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok',
-  'latin1',
-);
+/**
+ * The sink's answers, one per round in turn: responses with different headers, as servers
+ * send them. Each set of header names gives the response's headers object another shape;
+ * code that has seen five no longer depends on any one, so the target's own headers do
+ * not throw it away.
+ */
+export const SINK_RESPONSES = [
+  'Content-Type: text/plain\r\nContent-Length: 2\r\nConnection: keep-alive',
+  'Content-Length: 2',
+  'Date: Tue, 01 Dec 2026 00:00:00 GMT\r\nContent-Type: application/json\r\nContent-Length: 2',
+  'Server: plateau-sink\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 2\r\nCache-Control: no-store',
+  'Content-Type: text/plain\r\nVary: Accept-Encoding\r\nX-Request-Id: warm-up\r\nContent-Length: 2',
+  'Content-Length: 2\r\nContent-Type: text/html\r\nKeep-Alive: timeout=5',
+].map((headers) => Buffer.from(`HTTP/1.1 200 OK\r\n${headers}\r\n\r\nok`, 'latin1'));
 
 /**
  * The rehearsal's target: answers every request head with a fixed 200 over raw sockets.
@@ -301,12 +413,16 @@ export interface Sink {
   sockets: Set<Socket>;
   /** Request heads answered so far. */
   answered(): number;
+  /** Connections accepted so far. */
+  accepted(): number;
 }
 
-export async function startSink(): Promise<Sink> {
+export async function startSink(response: Buffer = SINK_RESPONSES[0]!): Promise<Sink> {
   const sockets = new Set<Socket>();
   let answered = 0;
+  let accepted = 0;
   const server = createServer((socket: Socket) => {
+    accepted++;
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     // The last three bytes of the previous chunk, in case CRLFCRLF spans two chunks.
@@ -326,12 +442,12 @@ export async function startSink(): Promise<Sink> {
         } else carry = 0;
       }
       answered += heads;
-      for (let k = 0; k < heads; k++) socket.write(SINK_RESPONSE);
+      for (let k = 0; k < heads; k++) socket.write(response);
     });
     socket.on('error', () => socket.destroy());
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, sockets, answered: () => answered };
+  return { server, sockets, answered: () => answered, accepted: () => accepted };
 }
 
 export async function stopSink({ server, sockets }: Sink): Promise<void> {

@@ -2,8 +2,11 @@
 // (which copies the rest of the array each time): a head index walks the array, which is
 // dropped once it has been read to the end.
 
+import { emptyObjectArray } from './object-array.ts';
+
 export class Fifo<T> {
-  #items: (T | undefined)[] = [];
+  // Born holding objects, as every queue's array is then (lib/object-array.ts).
+  #items: (T | undefined)[] = emptyObjectArray();
   #head = 0;
 
   get size(): number {
@@ -21,7 +24,7 @@ export class Fifo<T> {
     // Let go of it: the array lives on until it has been read to the end.
     this.#items[this.#head++] = undefined;
     if (this.#head === this.#items.length) {
-      this.#items = [];
+      this.#items = emptyObjectArray();
       this.#head = 0;
     }
     return item;

@@ -1,4 +1,6 @@
 // Metrics, sub-metrics and samples.
+
+import { emptyObjectArray } from '../../lib/object-array.ts';
 import { type MetricType, newSink, type ValueKind } from './sinks.ts';
 import type { Threshold } from './thresholds.ts';
 
@@ -28,7 +30,7 @@ export class Submetric {
   readonly tags: readonly (readonly [string, string])[];
   readonly parent: Metric;
   readonly sink: ReturnType<typeof newSink>;
-  readonly thresholds: Threshold[] = [];
+  readonly thresholds: Threshold[] = emptyObjectArray();
 
   constructor(parent: Metric, suffix: string, tags: readonly (readonly [string, string])[]) {
     this.parent = parent;
@@ -50,8 +52,9 @@ export class Metric {
   readonly type: MetricType;
   readonly contains: ValueKind;
   readonly sink: ReturnType<typeof newSink>;
-  readonly submetrics: Submetric[] = [];
-  readonly thresholds: Threshold[] = [];
+  /** Born as an array of objects, so every metric's has one hidden class (lib/object-array.ts). */
+  readonly submetrics: Submetric[] = emptyObjectArray();
+  readonly thresholds: Threshold[] = emptyObjectArray();
   /** Set once the first sample arrives (the JSON output writes the Metric line then). */
   observed = false;
 

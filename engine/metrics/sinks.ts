@@ -1,4 +1,5 @@
 // Aggregates of each metric type, as k6's summary and thresholds read them.
+import { emptyObjectArray } from '../../lib/object-array.ts';
 
 /** The four k6 metric types. */
 export const METRIC_TYPES = ['counter', 'gauge', 'rate', 'trend'] as const;
@@ -14,30 +15,56 @@ export interface Sink {
   readonly isEmpty: boolean;
 }
 
+/*
+ * Running numbers that become fractions (sums, minima, maxima, a gauge's value) live in
+ * Float64Arrays rather than in fields that start at 0. V8 stores a field that starts as a
+ * small integer as one, and the first fraction changes the shape of that object, and of
+ * every sink made before it, for good. The test's sinks are made before the engine's
+ * warm-up rehearsal has run (the script's init makes them), so the first sample of each
+ * one threw away code the rehearsal had optimized (engine/warm-up.ts).
+ */
+
 /** Sum of values (`count`) and its rate per second of test time. */
 export class CounterSink implements Sink {
-  count = 0;
+  readonly #sum = new Float64Array(1);
   #samples = 0;
   add(value: number): void {
-    this.count += value;
+    this.#sum[0]! += value;
     this.#samples++;
+  }
+  get count(): number {
+    return this.#sum[0]!;
   }
   get isEmpty(): boolean {
     return this.#samples === 0;
   }
 }
 
+const VALUE = 0;
+const SUM = 0;
+const MIN = 1;
+const MAX = 2;
+
 /** Last value, and the lowest and highest seen. */
 export class GaugeSink implements Sink {
-  value = 0;
-  min = 0;
-  max = 0;
+  /** The last value, the lowest and the highest. */
+  readonly #values = new Float64Array(3);
   #seen = false;
   add(value: number): void {
-    if (!this.#seen || value < this.min) this.min = value;
-    if (!this.#seen || value > this.max) this.max = value;
-    this.value = value;
+    const values = this.#values;
+    if (!this.#seen || value < values[MIN]!) values[MIN] = value;
+    if (!this.#seen || value > values[MAX]!) values[MAX] = value;
+    values[VALUE] = value;
     this.#seen = true;
+  }
+  get value(): number {
+    return this.#values[VALUE]!;
+  }
+  get min(): number {
+    return this.#values[MIN]!;
+  }
+  get max(): number {
+    return this.#values[MAX]!;
   }
   get isEmpty(): boolean {
     return !this.#seen;
@@ -63,19 +90,6 @@ export class RateSink implements Sink {
   }
 }
 
-/**
- * An empty array that already holds objects, as V8 sees it. A `[]` starts out as an array
- * of small integers and changes shape at its first push; code optimized for trends that
- * had grown (the engine's warm-up rehearsal) was thrown away at the first value of every
- * trend a test then made. An array's element kind never goes back, so this one is born
- * for objects.
- */
-function emptyChunkList(): Float64Array[] {
-  const list = [new Float64Array(0)];
-  list.length = 0;
-  return list;
-}
-
 /** Values per TrendSink chunk: 128 KB, small enough that growing a trend never stalls the GC. */
 const TREND_CHUNK_VALUES = 16 * 1024;
 
@@ -89,13 +103,12 @@ const TREND_CHUNK_VALUES = 16 * 1024;
  */
 export class TrendSink implements Sink {
   readonly #chunkValues: number;
-  readonly #chunks: Float64Array[] = emptyChunkList();
+  readonly #chunks: Float64Array[] = emptyObjectArray(); // see lib/object-array.ts
   /** Leading chunks already sorted in place (full chunks never change again). */
   #sortedChunks = 0;
   #count = 0;
-  sum = 0;
-  min = 0;
-  max = 0;
+  /** The sum, the lowest and the highest value (see the note above CounterSink). */
+  readonly #stats = new Float64Array(3);
 
   constructor(chunkValues = TREND_CHUNK_VALUES) {
     this.#chunkValues = chunkValues;
@@ -105,10 +118,23 @@ export class TrendSink implements Sink {
     const within = this.#count % this.#chunkValues;
     if (within === 0) this.#chunks.push(new Float64Array(this.#chunkValues));
     this.#chunks[this.#chunks.length - 1]![within] = value;
-    if (this.#count === 0 || value < this.min) this.min = value;
-    if (this.#count === 0 || value > this.max) this.max = value;
+    const stats = this.#stats;
+    if (this.#count === 0 || value < stats[MIN]!) stats[MIN] = value;
+    if (this.#count === 0 || value > stats[MAX]!) stats[MAX] = value;
     this.#count++;
-    this.sum += value;
+    stats[SUM]! += value;
+  }
+
+  get sum(): number {
+    return this.#stats[SUM]!;
+  }
+
+  get min(): number {
+    return this.#stats[MIN]!;
+  }
+
+  get max(): number {
+    return this.#stats[MAX]!;
   }
 
   get count(): number {

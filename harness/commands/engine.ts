@@ -568,7 +568,7 @@ dropped iterations, tags, thresholds) and writes k6's own output formats. Flags 
     )
     .option(
       '--no-warm-up',
-      'skip the rehearsal (1–3 s, against a local sink, never the target) that warms the engine before a test of 1,000/s or more',
+      'skip the rehearsal (2–4 s, against a local sink, never the target) that warms the engine before a test of 1,000/s or more',
     )
     .addHelpText(
       'after',

@@ -1,0 +1,54 @@
+// Garbage collections the engine asks for itself, around its warm-up rehearsal.
+//
+// - A full collection early in the rehearsal (engine/warm-up.ts). Every rehearsal round is
+//   a whole test start of its own, and what a round keeps for its 300 ms (VUs, connections,
+//   outputs, metrics) outlives two young-generation collections and moves to the old
+//   generation, where it stays after the round as garbage: ~4–5 MB a round. Ten rounds took
+//   the old generation from ~20 to ~70 MB, so V8 began full collections in the test's first
+//   seconds (1–3 in a 3 s test, 5–10 ms pauses and ~25 ms of incremental marking each):
+//   starts dropped, steady lag p99 6–25 ms. Collected after the third round, the test's
+//   first seconds had none (lag p99 2.1–2.6 ms). Not after the last round: a full
+//   collection shrinks V8's young generation, and the round after one dropped a third of
+//   its starts while it grew back; the later rounds give it that time.
+// - A young-generation collection right before the test clock starts. Otherwise the last
+//   round's garbage brings the test's first collection within ~90 ms of its start, in the
+//   middle of the VUs' first requests, copying whatever of theirs is alive then (new
+//   connections, requests in flight): 4–6 ms with the process at full load.
+//
+// V8 exposes its collector to JavaScript only through `gc`, behind a flag. The flag is set,
+// the function taken from a new context (where V8 installs it) and the flag cleared again,
+// so the script's own realm never sees a `gc` global.
+
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
+/** V8's gc extension: a full collection, or with `{ type: 'minor' }` a young-generation one. */
+type Collect = (options?: { type: 'minor' }) => void;
+
+let collect: Collect | null | undefined;
+
+function gcFunction(): Collect | null {
+  if (collect !== undefined) return collect;
+  try {
+    setFlagsFromString('--expose-gc');
+    const found: unknown = runInNewContext('typeof gc === "function" ? gc : null');
+    collect = typeof found === 'function' ? (found as Collect) : null;
+  } catch {
+    collect = null;
+  } finally {
+    setFlagsFromString('--no-expose-gc');
+  }
+  return collect;
+}
+
+/**
+ * Runs one collection now: `young` empties the young generation, `full` collects and
+ * compacts the whole heap. False when V8 would not give its gc function (nothing ran).
+ */
+export function collectGarbage(kind: 'young' | 'full'): boolean {
+  const gc = gcFunction();
+  if (!gc) return false;
+  if (kind === 'young') gc({ type: 'minor' });
+  else gc();
+  return true;
+}
