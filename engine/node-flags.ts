@@ -13,10 +13,21 @@ import { ERROR_CODES, PlateauError } from '../contract/index.ts';
 /** PLATEAU_ENGINE_GC=single (default) or parallel (V8's default collector). */
 export const ENGINE_GC_ENV = 'PLATEAU_ENGINE_GC';
 
+/**
+ * V8's memory reducer collects an isolate's whole heap, several times, once it looks idle.
+ * The main thread of a load test never does; the loader thread that compiles the engine's
+ * TypeScript does, a few seconds in: three full collections of 2–15 ms each, on the core
+ * the engine is pinned to, in the middle of the test. A generator has no idle memory to
+ * give back, so the engine runs without it (unless PLATEAU_ENGINE_GC=parallel asks for V8's
+ * defaults).
+ */
+const NO_MEMORY_REDUCER = '--no-memory-reducer';
+
 /** The flags to start an engine process with, given its environment. */
 export function engineNodeFlags(env: NodeJS.ProcessEnv = process.env): string[] {
   const mode = env[ENGINE_GC_ENV];
-  if (mode === undefined || mode === '' || mode === 'single') return ['--single-threaded-gc'];
+  if (mode === undefined || mode === '' || mode === 'single')
+    return ['--single-threaded-gc', NO_MEMORY_REDUCER];
   if (mode === 'parallel') return [];
   throw new PlateauError(ERROR_CODES.INVALID_CONFIG, `${ENGINE_GC_ENV}="${mode}" is not a GC mode`, {
     hint: `set ${ENGINE_GC_ENV}=single (the default) or ${ENGINE_GC_ENV}=parallel, or unset it`,
