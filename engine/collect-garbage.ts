@@ -3,13 +3,14 @@
 // - A full collection early in the rehearsal (engine/warm-up.ts). Every rehearsal round is
 //   a whole test start of its own, and what a round keeps for its 300 ms (VUs, connections,
 //   outputs, metrics) outlives two young-generation collections and moves to the old
-//   generation, where it stays after the round as garbage: ~4–5 MB a round. Ten rounds took
-//   the old generation from ~20 to ~70 MB, so V8 began full collections in the test's first
-//   seconds (1–3 in a 3 s test, 5–10 ms pauses and ~25 ms of incremental marking each):
-//   starts dropped, steady lag p99 6–25 ms. Collected after the third round, the test's
-//   first seconds had none (lag p99 2.1–2.6 ms). Not after the last round: a full
-//   collection shrinks V8's young generation, and the round after one dropped a third of
-//   its starts while it grew back; the later rounds give it that time.
+//   generation, where it stays after the round as garbage: ~4–5 MB a round. Left there it
+//   cost twice. V8's first full collection came within the test's first seconds (1–3 in a
+//   3 s test, each throwing away optimized code: see engine/node-flags.ts, which now
+//   defers full collections). And the test's start was slower: at 10,000/s from cold, six
+//   3 s runs without this collection dropped 0–183 starts (five of six dropped some), six
+//   with it 0–129 (three dropped none). Not after the last round: a full collection throws
+//   code away and shrinks V8's young generation, and the round after one dropped a third of
+//   its starts; the later rounds give the engine that time.
 // - A young-generation collection right before the test clock starts. Otherwise the last
 //   round's garbage brings the test's first collection within ~90 ms of its start, in the
 //   middle of the VUs' first requests, copying whatever of theirs is alive then (new

@@ -14,20 +14,26 @@ import { ERROR_CODES, PlateauError } from '../contract/index.ts';
 export const ENGINE_GC_ENV = 'PLATEAU_ENGINE_GC';
 
 /**
- * V8's memory reducer collects an isolate's whole heap, several times, once it looks idle.
- * The main thread of a load test never does; the loader thread that compiles the engine's
- * TypeScript does, a few seconds in: three full collections of 2–15 ms each, on the core
- * the engine is pinned to, in the middle of the test. A generator has no idle memory to
- * give back, so the engine runs without it (unless PLATEAU_ENGINE_GC=parallel asks for V8's
- * defaults).
+ * With the single-threaded collector (PLATEAU_ENGINE_GC=parallel asks for V8's defaults):
+ *
+ * - `--no-memory-reducer`: V8's memory reducer collects an isolate's whole heap, several
+ *   times, once it looks idle. The main thread of a load test never does; the loader thread
+ *   that compiles the engine's TypeScript does, a few seconds in: three full collections of
+ *   2–15 ms each, on the core the engine is pinned to, in the middle of the test.
+ * - `--initial-old-space-size=256` (MB): no full collection until the old generation holds
+ *   that much. A full collection does more than pause: V8 also throws away the optimized
+ *   code of 20–80 functions whose embedded objects died since it was compiled, and compiles
+ *   them again on the engine's core, so for a second or more the engine falls behind. By
+ *   default the first comes at ~70 MB, within the first seconds of a test at 10,000/s
+ *   after the warm-up rehearsal's garbage (a 3-8 s run then showed a lag p99 of 6-35 ms,
+ *   and at 15,000/s never caught up); with this it comes minutes in, once.
  */
-const NO_MEMORY_REDUCER = '--no-memory-reducer';
+const SINGLE_THREAD_FLAGS = ['--single-threaded-gc', '--no-memory-reducer', '--initial-old-space-size=256'];
 
 /** The flags to start an engine process with, given its environment. */
 export function engineNodeFlags(env: NodeJS.ProcessEnv = process.env): string[] {
   const mode = env[ENGINE_GC_ENV];
-  if (mode === undefined || mode === '' || mode === 'single')
-    return ['--single-threaded-gc', NO_MEMORY_REDUCER];
+  if (mode === undefined || mode === '' || mode === 'single') return [...SINGLE_THREAD_FLAGS];
   if (mode === 'parallel') return [];
   throw new PlateauError(ERROR_CODES.INVALID_CONFIG, `${ENGINE_GC_ENV}="${mode}" is not a GC mode`, {
     hint: `set ${ENGINE_GC_ENV}=single (the default) or ${ENGINE_GC_ENV}=parallel, or unset it`,

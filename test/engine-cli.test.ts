@@ -32,7 +32,9 @@ export default async function () { await http.asyncRequest('GET', '${server.url}
     },
   );
   assert.ok(engineCommand?.includes('--single-threaded-gc'), `engine child: ${engineCommand?.join(' ')}`);
-  assert.ok(engineCommand?.includes('--no-memory-reducer'), `engine child: ${engineCommand?.join(' ')}`);
+  for (const flag of ['--no-memory-reducer', '--initial-old-space-size=256']) {
+    assert.ok(engineCommand?.includes(flag), `engine child: ${engineCommand?.join(' ')}`);
+  }
   assert.equal(result.code, 105, result.stderr);
   assert.ok(Date.now() - started < 15_000);
   const rows = (await readFile(csv, 'utf8')).trim().split('\n');
