@@ -101,7 +101,7 @@ export function peakScenario(scenarios: readonly ScenarioConfig[]): ScenarioConf
  * Above this rate per process (iterations/s), a scenario that is at full rate from its
  * first moment drops starts while its VUs open their connections: each VU's first start
  * opens one (as in k6), and a Node connection costs more CPU than the time between starts.
- * 5,000/s started cold with none dropped in every measured run; 10,000/s dropped ~500
+ * 5,000/s started cold with none dropped in every measured run; 10,000/s dropped 0–183
  * (docs/engine.md, "How it keeps time").
  */
 export const COLD_START_WARN_RATE = 5000;
