@@ -89,6 +89,46 @@ export interface TlsSettings {
 
 type SecureVersion = 'TLSv1' | 'TLSv1.1' | 'TLSv1.2' | 'TLSv1.3';
 
+/*
+ * Each VU has its own ConnectionPools (k6 gives every VU its own transport), so what a
+ * ConnectionPools makes for its first request, every VU makes in the first milliseconds of
+ * a test, all at once. What needs no VU of its own is made once per process instead: the
+ * connector for plain TCP (undici's buildConnector also makes a TLS session cache with a
+ * FinalizationRegistry, unused without TLS), the parsed origin (read, never changed) and
+ * the weak maps keyed by connection.
+ */
+let plain: Connector | undefined;
+
+function plainConnector(): Connector {
+  plain ??= buildConnector({ timeout: DIAL_TIMEOUT_MS });
+  return plain;
+}
+
+/** Each client's address, TLS version and protocol, for the ip, tls_version and proto tags. */
+const connectionInfo = new WeakMap<Client, ConnectionInfo>();
+
+/**
+ * The request each client is carrying: when undici reconnects later (its socket closed just
+ * before, as with Connection: close), the request waiting on it hears the dial. Forgotten
+ * when the request ends. Kept, it held every VU's last request (handler, response,
+ * buffers, iteration context) alive through young-generation collections: at 10,000/s
+ * over 200 VUs that made each collection copy 200 requests' worth of objects, ~1.85 ms a
+ * pause instead of ~1.05, and start lag p99 2.3–2.8 ms instead of ~1.75. (These two maps
+ * are keyed by clients, each of one pool, so one map each serves every pool.)
+ */
+const lastSent = new WeakMap<Client, TracedHandler>();
+
+const parsedOrigins = new Map<string, URL>();
+
+function parsedOrigin(origin: string): URL {
+  let url = parsedOrigins.get(origin);
+  if (!url) {
+    url = new URL(origin);
+    if (parsedOrigins.size < 1000) parsedOrigins.set(origin, url);
+  }
+  return url;
+}
+
 /**
  * Every origin's connections. `dispatch` takes undici's dispatch options (with `origin`)
  * and a handler, like an undici Agent.
@@ -105,6 +145,7 @@ export class ConnectionPools {
   /** The connector for `url`: one for plain origins, one per client certificate over TLS. */
   #connectorFor(url: URL): Connector {
     if (this.#settings.connector) return this.#settings.connector;
+    if (url.protocol === 'http:') return plainConnector();
     const base = {
       timeout: DIAL_TIMEOUT_MS,
       // Offer h2 over TLS, as Go's client does for k6; the server chooses.
@@ -132,7 +173,7 @@ export class ConnectionPools {
     const origin = String(options.origin);
     let pool = this.#pools.get(origin);
     if (!pool) {
-      const url = new URL(origin);
+      const url = parsedOrigin(origin);
       pool = new OriginPool(url, this.#connectorFor(url), this.#settings);
       this.#pools.set(origin, pool);
     }
@@ -171,8 +212,6 @@ class OriginPool {
   readonly #waiting = new Fifo<Waiting>();
   #dialing = 0;
   #closed = false;
-  /** Each client's address, TLS version and protocol, for the ip, tls_version and proto tags. */
-  readonly #connectionInfo = new WeakMap<Client, ConnectionInfo>();
   readonly #tls: boolean;
   /**
    * When the server chose HTTP/2: the one multiplexed connection every request of this
@@ -181,15 +220,6 @@ class OriginPool {
   #h2: Client | undefined;
   /** The request being handed to a client right now: a reconnect it sets off is traced to it. */
   #sending: TracedHandler | undefined;
-  /**
-   * The request each client is carrying: when undici reconnects later (its socket closed
-   * just before, as with Connection: close), the request waiting on it hears the dial.
-   * Forgotten when the request ends. Kept, it held every VU's last request (handler,
-   * response, buffers, iteration context) alive through young-generation collections: at
-   * 10,000/s over 200 VUs that made each collection copy 200 requests' worth of objects,
-   * ~1.85 ms a pause instead of ~1.05, and start lag p99 2.3–2.8 ms instead of ~1.75.
-   */
-  readonly #lastSent = new WeakMap<Client, TracedHandler>();
 
   constructor(url: URL, connector: Connector, settings: PoolSettings) {
     this.#url = url;
@@ -227,11 +257,11 @@ class OriginPool {
   }
 
   #send(client: Client, options: Dispatcher.DispatchOptions, handler: TracedHandler): void {
-    const info = this.#connectionInfo.get(client);
+    const info = connectionInfo.get(client);
     if (info) handler.onConnection?.(info);
     const releasing = new ReleasingHandler(handler, () => this.#release(client));
     this.#sending = handler;
-    this.#lastSent.set(client, handler);
+    lastSent.set(client, handler);
     try {
       client.dispatch(options, releasing);
     } finally {
@@ -248,7 +278,7 @@ class OriginPool {
    */
   #release(client: Client): void {
     if (client === this.#h2) return; // multiplexed: never idle, never handed out
-    this.#lastSent.delete(client); // the request has ended (see #lastSent)
+    lastSent.delete(client); // the request has ended (see lastSent)
     if (this.#closed || client.destroyed || client.closed) {
       this.#clients.delete(client);
       return;
@@ -334,12 +364,12 @@ class OriginPool {
 
   #noteConnection(client: Client, socket: Socket): void {
     if (!this.#tls) {
-      this.#connectionInfo.set(client, { tlsVersion: '', proto: 'HTTP/1.1', socket });
+      connectionInfo.set(client, { tlsVersion: '', proto: 'HTTP/1.1', socket });
       return;
     }
     const tlsSocket = socket as TLSSocket;
     const protocol = tlsSocket.getProtocol?.() ?? '';
-    this.#connectionInfo.set(client, {
+    connectionInfo.set(client, {
       // Node says TLSv1.3, k6 tls1.3 (and tls1.0 for TLSv1).
       tlsVersion: protocol === 'TLSv1' ? 'tls1.0' : protocol.replace('TLSv', 'tls'),
       proto: tlsSocket.alpnProtocol === 'h2' ? 'HTTP/2.0' : 'HTTP/1.1',
@@ -393,7 +423,7 @@ class OriginPool {
               // from inside its own connect().
               process.nextTick(callback, null, ready);
             } else {
-              this.#open(options, this.#sending ?? this.#lastSent.get(client), (error, socket) => {
+              this.#open(options, this.#sending ?? lastSent.get(client), (error, socket) => {
                 if (socket) this.#noteConnection(client, socket);
                 if (error) callback(error, null);
                 else callback(null, socket);
