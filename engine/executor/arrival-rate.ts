@@ -1,4 +1,6 @@
 // The dispatch loop both arrival-rate executors share (k6-scheduling.md §1.5).
+
+import { Fifo } from '../../lib/fifo.ts';
 import type { ConstantArrivalRateScenario, RampingArrivalRateScenario } from '../config/scenarios.ts';
 import type { VirtualUser } from '../js/context.ts';
 import type { PlannedStart } from '../schedule/arrival-rate-schedule.ts';
@@ -60,10 +62,10 @@ class IdleVUs {
 
 /**
  * Runs planned starts with k6's VU semantics: preAllocatedVUs are ready when the scenario
- * starts; each start goes to an idle VU or, when none is idle, is dropped
- * (`dropped_iterations`) and, while fewer than maxVUs exist, one more VU is initialized in
- * the background (one at a time; the dropped start is not retried). At maxVUs it warns
- * once. Starts stop at the regular duration; running iterations then get gracefulStop.
+ * starts; each start goes to an idle VU or, when none is idle once the I/O already
+ * received has been handled, is dropped (`dropped_iterations`) and, while fewer than
+ * maxVUs exist, one more VU is initialized in the background (one at a time; the dropped
+ * start is not retried). At maxVUs it warns once. Starts stop at the regular duration; running iterations then get gracefulStop.
  *
  * Starts that fall due together are dispatched in one batch per wake-up.
  */
@@ -121,35 +123,34 @@ export class ArrivalRateExecutor extends ScenarioExecutor {
     /** Asks the dispatch loop to check for due starts once the current I/O is handled. */
     let wakeAfterIo: (() => void) | undefined;
 
-    const dispatch = (start: PlannedStart) => {
-      const vu = idle.take();
-      if (!vu) {
-        this.stats.dropped++;
-        runtime.emitBuiltin('dropped_iterations', 1, droppedTags);
-        if (remainingUnplanned === 0) {
-          if (!warned) {
-            warned = true;
-            runtime.logger.log(
-              'warning',
-              `Insufficient VUs, reached ${maxVUs} active VUs and cannot initialize more`,
-              {
-                executor: config.executor,
-                scenario: this.name,
-              },
-            );
-          }
-          return;
-        }
-        if (!initializing) {
-          initializing = true;
-          remainingUnplanned--;
-          setImmediate(() => {
-            initializing = false;
-            if (!ended) idle.push(acquire());
-          });
+    const drop = () => {
+      this.stats.dropped++;
+      runtime.emitBuiltin('dropped_iterations', 1, droppedTags);
+      if (remainingUnplanned === 0) {
+        if (!warned) {
+          warned = true;
+          runtime.logger.log(
+            'warning',
+            `Insufficient VUs, reached ${maxVUs} active VUs and cannot initialize more`,
+            {
+              executor: config.executor,
+              scenario: this.name,
+            },
+          );
         }
         return;
       }
+      if (!initializing) {
+        initializing = true;
+        remainingUnplanned--;
+        setImmediate(() => {
+          initializing = false;
+          if (!ended) idle.push(acquire());
+        });
+      }
+    };
+
+    const begin = (vu: VirtualUser, start: PlannedStart) => {
       this.stats.active++;
       const iteration = runIteration(
         runtime,
@@ -167,6 +168,38 @@ export class ArrivalRateExecutor extends ScenarioExecutor {
         wakeAfterIo?.();
       });
       inFlight.add(iteration);
+    };
+
+    // Starts that found no idle VU wait one turn of the event loop before they are dropped.
+    // In k6 a VU whose iteration has finished is idle at once, on its own goroutine; here
+    // the finished response may sit unread until the loop gets to it, and while the process
+    // is busy (opening the first connections) that turn is what separates an idle VU from
+    // a dropped start. Whatever is still waiting after the I/O already received has been
+    // handled is dropped, in order. A start that gets a VU this way is late, and its lag
+    // says so.
+    const undecided = new Fifo<PlannedStart>();
+    let deciding: NodeJS.Immediate | undefined;
+    const decide = () => {
+      deciding = undefined;
+      for (let start = undecided.shift(); start; start = undecided.shift()) {
+        if (stopped) {
+          drop();
+          continue;
+        }
+        const vu = idle.take();
+        if (vu) begin(vu, start);
+        else drop();
+      }
+      afterDecisions?.();
+    };
+    /** Called once the last undecided start has been decided, while the loop waits for that. */
+    let afterDecisions: (() => void) | undefined;
+
+    const dispatch = (start: PlannedStart) => {
+      const vu = undecided.size === 0 ? idle.take() : undefined;
+      if (vu) return begin(vu, start);
+      undecided.push(start);
+      deciding ??= setImmediate(decide);
     };
 
     const origin = this.markStarted();
@@ -187,7 +220,9 @@ export class ArrivalRateExecutor extends ScenarioExecutor {
         clearTimeout(timer);
         if (immediate) clearImmediate(immediate);
         wakeAfterIo = undefined;
-        resolve();
+        // Starts already due are decided before the scenario stops starting.
+        if (deciding) afterDecisions = resolve;
+        else resolve();
       };
       const tick = () => {
         immediate = undefined;
