@@ -43,6 +43,7 @@ test('rows across many chunks equal plain formatting, with quoting and non-ASCII
         scenario: 'ramp',
         step: `s${i % 5}`,
         ...(i % 11 === 0 ? { check: 'ünïcödé ✓' } : {}),
+        ...(i % 13 === 0 ? { group: ' leading space', error: 'tab\there', site: '\\.' } : {}),
       };
       const values = metrics.map((_, k) => i * 0.001 + k);
       const timeMs = 1_700_000_000_000 + i * 10;

@@ -76,17 +76,29 @@ export class ChunkedWriter {
     this.#used += this.#chunk.write(text, this.#used);
   }
 
-  /** Adds already-encoded bytes (a whole batch of rows). */
-  appendBuffer(bytes: Buffer): void {
-    if (this.#used + bytes.length > CHUNK_BYTES) {
-      this.flush();
-      if (bytes.length > CHUNK_BYTES) {
-        this.#file.write(bytes);
-        return;
-      }
-    }
-    bytes.copy(this.#chunk, this.#used);
-    this.#used += bytes.length;
+  /**
+   * The chunk, with room for `bytes` more from `used` (what is packed so far goes to the
+   * file first when there is not): for callers that encode rows in place, then commit().
+   * `bytes` must not be more than a chunk holds (`fits`).
+   */
+  reserve(bytes: number): Buffer {
+    if (this.#used + bytes > CHUNK_BYTES) this.flush();
+    return this.#chunk;
+  }
+
+  /** Whether `bytes` fit into one chunk, so that reserve() can give room for them. */
+  static fits(bytes: number): boolean {
+    return bytes <= CHUNK_BYTES;
+  }
+
+  /** Bytes of the chunk used so far: where the caller of reserve() writes. */
+  get used(): number {
+    return this.#used;
+  }
+
+  /** Takes the bytes the caller wrote into the reserved chunk, up to `used`. */
+  commit(used: number): void {
+    this.#used = used;
   }
 
   /** Hands whatever is packed so far to the file. */
