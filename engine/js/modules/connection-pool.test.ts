@@ -41,6 +41,28 @@ test('sequential requests reuse one keep-alive connection; concurrent ones open 
   }
 });
 
+test('a connection the server closes is dialled anew by its client for the next request', async () => {
+  // Every response closes its connection: the client's first connection is the one the
+  // pool dialled, each later one the client dials itself.
+  const server = createServer((_request, response) => {
+    response.setHeader('connection', 'close');
+    response.end('ok');
+  });
+  server.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  const sockets = new Set<unknown>();
+  server.on('connection', (socket) => sockets.add(socket));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const pools = new ConnectionPools({ keepAliveTimeoutMs: 10_000 });
+  try {
+    for (let i = 0; i < 4; i++) assert.equal((await get(pools, origin)).status, 200, `request ${i + 1}`);
+    assert.equal(sockets.size, 4, 'one connection per request');
+  } finally {
+    await pools.close();
+    server.close();
+  }
+});
+
 test('a waiting request takes a connection freed by another instead of waiting for its slow dial', async () => {
   const server = await startTestServer({ delayMs: 50 });
   const real = buildConnector({});

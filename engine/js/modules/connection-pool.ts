@@ -377,6 +377,34 @@ class OriginPool {
     });
   }
 
+  /**
+   * A Client's connect function: the first connection is the one just dialled; later ones
+   * (after the server closes an idle connection) are dialled when the client needs them,
+   * for the request being handed to it. Returned from here rather than written inline in
+   * the Client's options, where under tsx (esbuild's keepNames) it would be named by a
+   * defineProperty on every connection.
+   */
+  #handingOver(handoff: Handoff): buildConnector.connector {
+    return (options, callback) => {
+      const ready = handoff.socket;
+      handoff.socket = undefined;
+      if (ready) this.#unclaimed.delete(ready);
+      if (ready && !ready.destroyed) {
+        ready.ref();
+        // Asynchronously, as a real dial answers: undici does not expect a callback from
+        // inside its own connect().
+        process.nextTick(callback, null, ready);
+        return;
+      }
+      const client = handoff.client!;
+      this.#open(options, this.#sending ?? lastSent.get(client), (error, socket) => {
+        if (socket) this.#noteConnection(client, socket);
+        if (error) callback(error, null);
+        else callback(null, socket);
+      });
+    };
+  }
+
   #dial(trace: ConnectionTrace): void {
     this.#dialing++;
     const { hostname, host, protocol, port } = this.#url;
@@ -400,9 +428,10 @@ class OriginPool {
           socket?.destroy();
           return;
         }
-        let dialled: Socket | undefined = socket as Socket;
+        const dialled = socket as Socket;
         this.#unclaimed.add(dialled);
         dialled.unref();
+        const handoff: Handoff = { socket: dialled, client: undefined };
         const client = new Client(this.#url.origin, {
           pipelining: 1,
           // HTTP/2 streams per connection; the server's SETTINGS can lower it.
@@ -410,27 +439,9 @@ class OriginPool {
           keepAliveTimeout: this.#settings.keepAliveTimeoutMs,
           headersTimeout: 0,
           bodyTimeout: 0,
-          // The first connection is the one just dialled; later ones (after the server
-          // closes an idle connection) are dialled when the client needs them, for the
-          // request being handed to it.
-          connect: (options, callback) => {
-            const ready = dialled;
-            dialled = undefined;
-            if (ready) this.#unclaimed.delete(ready);
-            if (ready && !ready.destroyed) {
-              ready.ref();
-              // Asynchronously, as a real dial answers: undici does not expect a callback
-              // from inside its own connect().
-              process.nextTick(callback, null, ready);
-            } else {
-              this.#open(options, this.#sending ?? lastSent.get(client), (error, socket) => {
-                if (socket) this.#noteConnection(client, socket);
-                if (error) callback(error, null);
-                else callback(null, socket);
-              });
-            }
-          },
+          connect: this.#handingOver(handoff),
         });
+        handoff.client = client;
         this.#noteConnection(client, dialled);
         this.#clients.add(client);
         if (h2) {
@@ -445,6 +456,12 @@ class OriginPool {
       },
     );
   }
+}
+
+/** The socket a Client is to start with, until it takes it, and the Client. */
+interface Handoff {
+  socket: Socket | undefined;
+  client: Client | undefined;
 }
 
 function unbracketed(host: string): string {
