@@ -134,8 +134,9 @@ export function coldStartWarnings(scenarios: readonly ScenarioConfig[], tuple: E
     .map(
       (s) =>
         `scenario "${s.name}" is at ${Math.round(earlyRate(s, tuple)).toLocaleString('en-US')} iterations/s within 100 ms of its start: ` +
-        `its VUs all open their connections at once, and above ~${COLD_START_WARN_RATE.toLocaleString('en-US')}/s per process the engine can drop starts ` +
-        'while they do (docs/engine.md, "How it keeps time"). Reach the rate by a ramp of about a second ' +
+        `its VUs all open their connections at once, and above ~${COLD_START_WARN_RATE.toLocaleString('en-US')}/s per process the engine sends its first ` +
+        'starts late while they do (~50 ms of starts, up to ~20 ms late at 10,000/s) and may drop a few ' +
+        '(docs/engine.md, "How it keeps time"). Reach the rate by a ramp of about a second ' +
         '(ramping-arrival-rate), or split the load over processes with --execution-segment',
     );
 }
