@@ -12,6 +12,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { HTTP_TIMING_METRICS } from '../engine/metrics/builtin.ts';
 import { Metric, type SampleContainer } from '../engine/metrics/metric.ts';
 import { CsvOutput } from '../engine/output/csv.ts';
 import { JsonOutput } from '../engine/output/json.ts';
@@ -20,17 +21,10 @@ import type { Output } from '../engine/output/output.ts';
 const KINDS = ['csv', 'csv.gz', 'json.gz'] as const;
 type Kind = (typeof KINDS)[number];
 
-const REQUEST_METRICS = [
-  'http_reqs',
-  'http_req_duration',
-  'http_req_blocked',
-  'http_req_connecting',
-  'http_req_tls_handshaking',
-  'http_req_sending',
-  'http_req_waiting',
-  'http_req_receiving',
-  'http_req_failed',
-].map((name) => new Metric(name, 'trend', 'time'));
+/** A request's samples, in the order the engine emits them. */
+const REQUEST_METRICS = ['http_reqs', ...HTTP_TIMING_METRICS, 'http_req_failed'].map(
+  (name) => new Metric(name, 'trend', 'time'),
+);
 const ITERATION_METRICS = ['data_sent', 'data_received', 'iteration_duration', 'iterations'].map(
   (name) => new Metric(name, 'trend', 'time'),
 );
