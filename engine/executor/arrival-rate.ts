@@ -65,7 +65,8 @@ class IdleVUs {
  * starts; each start goes to an idle VU or, when none is idle once the I/O already
  * received has been handled, is dropped (`dropped_iterations`) and, while fewer than
  * maxVUs exist, one more VU is initialized in the background (one at a time; the dropped
- * start is not retried). At maxVUs it warns once. Starts stop at the regular duration; running iterations then get gracefulStop.
+ * start is not retried). At maxVUs it warns once. Starts stop at the regular duration;
+ * running iterations then get gracefulStop.
  *
  * Starts that fall due together are dispatched in one batch per wake-up.
  */

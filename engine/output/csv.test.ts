@@ -68,3 +68,30 @@ test('rows across many chunks equal plain formatting, with quoting and non-ASCII
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test('a row longer than an output chunk (a huge tag value) is written whole, between ordinary rows', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'plateau-csv-'));
+  try {
+    const file = join(dir, 'out.csv');
+    const csv = new CsvOutput({ fileName: file, saveIntervalMs: 60_000, timeFormat: 'unix' });
+    await csv.start();
+    const metrics = [new Metric('http_reqs', 'counter', 'default')];
+    const huge = { url: `http://127.0.0.1/${'y'.repeat(300 * 1024)}`, name: 'ünïcödé, big' };
+    const small = { url: 'http://127.0.0.1/', name: 'small' };
+    const containers: SampleContainer[] = [small, huge, small].map((tags, i) => ({
+      timeMs: 1_700_000_000_000 + i,
+      tags,
+      metrics,
+      values: [i + 0.5],
+    }));
+    csv.addMetricSamples(containers);
+    await csv.stop();
+    const lines = (await readFile(file, 'utf8')).split('\n').slice(1, -1);
+    assert.deepEqual(
+      lines,
+      containers.map((c) => expectedRow('http_reqs', c.timeMs, c.values[0]!, c.tags)),
+    );
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
