@@ -6,6 +6,7 @@ import {
   ERROR_CODES,
   PlateauError,
   type RunManifest,
+  type SaturationRow,
   SCHEMA_VERSIONS,
   type ServerStepReport,
   type VerdictCriteria,
@@ -17,6 +18,7 @@ import { readK6Csv } from './k6-csv.ts';
 import { readK6Ndjson } from './k6-ndjson.ts';
 import { renderRecord, renderTableMarkdown, renderTableText } from './render.ts';
 import { buildSaturationTable, offeredFromTag } from './saturation-table.ts';
+import { DRAIN_SECONDS } from './step-tags.ts';
 import { DEFAULT_CRITERIA, decideVerdict } from './verdict.ts';
 
 /** Client files a run directory may hold, in order of preference. */
@@ -121,8 +123,20 @@ export async function analyze(options: {
     readStats.skipped += stats.skipped;
     readStats.nulBytes += stats.nulBytes;
   }
-  const client = aggregator.close();
+  const client = aggregator.close(
+    manifest
+      ? {
+          ratesPerSec: manifest.load.stepsPerSec,
+          holdSeconds: manifest.load.holdSeconds,
+          recoverySeconds: manifest.load.recoverySeconds,
+          drainSeconds: DRAIN_SECONDS,
+        }
+      : undefined,
+  );
   const rows = buildSaturationTable(client, server, manifest, { steady: options.steady === true });
+  const clockOffsetS = clockOffset(rows, server);
+  const drainRow = rows.find((r) => r.step === 'drain' || r.step === 'recovery');
+  const lastRow = rows.at(-1);
   const objectives = manifest
     ? { p95Ms: manifest.load.p95Ms, failRate: manifest.load.failRate }
     : DEFAULT_OBJECTIVES;
@@ -136,7 +150,29 @@ export async function analyze(options: {
     jittered: (manifest?.load.jitterSeconds ?? 0) > 0,
     clientP95MsBySecond: client.p95MsAfterRampBySecond,
     criteria,
+    vusMax: client.vusMax,
+    clientInFlightAt: (atS) => client.series.inFlightAt(atS),
+    clientRampEndS: drainRow?.window?.startS ?? null,
+    clientLoadEndS: lastRow?.window?.endS ?? null,
+    clockOffsetS: clockOffsetS ?? 0,
   });
+  verdict.notes.push(...client.windows.notes);
+  if (clockOffsetS !== null && Math.abs(clockOffsetS) >= 1) {
+    verdict.notes.push(
+      `the client's and the server's clocks differ by about ${Math.round(clockOffsetS * 10) / 10} s (from when each saw the steps begin): each side's windows use its own clock, and recovery shifts the client's seconds to match`,
+    );
+  }
+  if (client.tagged && rows.some((r) => r.offeredPerSec !== null && r.servedBasis === 'tag')) {
+    verdict.notes.push(
+      'some steps have no window (too few samples to place them): their served rate counts the requests sent in the step, whenever they completed',
+    );
+  }
+  const shortSteps = rows.filter((r) => r.offeredPerSec !== null && r.seconds < 3);
+  if (shortSteps.length > 0) {
+    verdict.notes.push(
+      `steps shorter than 3 s (${shortSteps.map((r) => r.step).join(', ')}) cannot settle: queues and rates there are transients, not evidence`,
+    );
+  }
   if (manifest && options.siblings && manifest.load.jitterSeconds === 0) {
     const jittered = await findJitteredSibling(options.siblings, manifest, criteria, verdict.notes);
     if (jittered) {
@@ -188,7 +224,7 @@ export async function analyze(options: {
   }
   const analysis: AnalysisResult = {
     kind: 'plateau.analysis',
-    schemaVersion: 1,
+    schemaVersion: 2,
     runId: manifest?.id ?? null,
     sources: {
       client: clientFiles.map((file) => basename(file)).join(', '),
@@ -207,6 +243,22 @@ export async function analyze(options: {
     tableText: renderTableText(rows),
     readStats,
   };
+}
+
+/**
+ * Server clock minus client clock, s: the median, over the steps both sides saw, of when
+ * the server saw a step's first request minus when the client's window for it began.
+ * On one machine it is the network's few milliseconds; null when it cannot be told.
+ */
+function clockOffset(rows: SaturationRow[], server: ServerStepReport | undefined): number | null {
+  if (!server) return null;
+  const firsts = new Map(server.steps.map((b) => [b.step, b.firstRequestMs / 1000]));
+  const offsets = rows
+    .filter((r) => r.offeredPerSec !== null && r.window && firsts.has(r.step))
+    .map((r) => firsts.get(r.step)! - r.window!.startS)
+    .sort((a, b) => a - b);
+  if (offsets.length === 0) return null;
+  return offsets[Math.floor(offsets.length / 2)]!;
 }
 
 /** Finds the client file of a run directory. */

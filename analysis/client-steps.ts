@@ -2,6 +2,8 @@
 import type { FailureCounts } from '../contract/index.ts';
 import { LatencyHistogram } from '../lib/latency-histogram.ts';
 import type { ClientSample } from './client-sample.ts';
+import { CompletionSeries, type WindowCounts } from './completion-series.ts';
+import { type StepWindowSpan, stepWindows, type WindowPlan } from './step-windows.ts';
 
 /** What the client saw for one step. */
 export interface ClientStep {
@@ -18,6 +20,14 @@ export interface ClientStep {
   /** Requests and 2xx per epoch second, for rates that leave out the ramp (`--steady`). */
   requestsBySecond: Map<number, number>;
   okBySecond: Map<number, number>;
+  /** Earliest and latest estimated send time (stamp − duration), epoch s. */
+  sendMinS: number;
+  sendMaxS: number;
+  /**
+   * The step's window on the client's clock and what completed in it, whichever step the
+   * requests were sent in; null for untagged groups (their windows are completion windows).
+   */
+  window: (StepWindowSpan & WindowCounts) | null;
 }
 
 /** The client side of a run, grouped. */
@@ -32,6 +42,12 @@ export interface ClientSteps {
   cpuPctBySecond: Map<number, number>;
   /** Every http_reqs sample, for a cross-check against other sources. */
   totalRequests: number;
+  /** The most VUs the generator had initialised (`vus_max`), null when not in the file. */
+  vusMax: number | null;
+  /** Completions and requests in flight along the client's clock. */
+  series: CompletionSeries;
+  /** How the step windows were found (see stepWindows), and what to tell the reader. */
+  windows: { basis: 'plan' | 'tags'; startS: number | null; resolutionS: number; notes: string[] };
 }
 
 function emptyFailures(): FailureCounts {
@@ -53,6 +69,9 @@ class Group {
       latency: new LatencyHistogram(),
       requestsBySecond: new Map(),
       okBySecond: new Map(),
+      sendMinS: Number.POSITIVE_INFINITY,
+      sendMaxS: Number.NEGATIVE_INFINITY,
+      window: null,
     };
   }
 }
@@ -64,6 +83,7 @@ export const CLIENT_METRICS: ReadonlySet<string> = new Set([
   'dropped_iterations',
   'engine_lag_ms',
   'engine_cpu_pct',
+  'vus_max',
 ]);
 
 /**
@@ -80,8 +100,10 @@ export class ClientStepAggregator {
   readonly #lag = new Map<number, number>();
   readonly #cpu = new Map<number, number>();
   readonly #afterRamp = new Map<number, LatencyHistogram>();
+  readonly #series = new CompletionSeries();
   #anyTag = false;
   #total = 0;
+  #vusMax: number | null = null;
   #lastWindowScenario: string | undefined;
   #lastWindowStart = Number.NaN;
   #lastWindowKey = '';
@@ -96,8 +118,15 @@ export class ClientStepAggregator {
         this.#total++;
         for (const group of this.#groups(sample)) this.#countRequest(group.step, sample);
         return;
-      case 'http_req_duration':
-        for (const group of this.#groups(sample)) group.step.latency.record(sample.value);
+      case 'http_req_duration': {
+        const sentS = sample.timeS - Math.max(0, sample.value) / 1000;
+        for (const group of this.#groups(sample)) {
+          group.step.latency.record(sample.value);
+          if (sentS < group.step.sendMinS) group.step.sendMinS = sentS;
+          if (sentS > group.step.sendMaxS) group.step.sendMaxS = sentS;
+        }
+        const code = Number(sample.status ?? '0');
+        this.#series.add(sample.timeS, sample.value, code >= 200 && code < 300);
         if (sample.step === 'drain' || sample.step === 'recovery') {
           const second = Math.floor(sample.timeS);
           let histogram = this.#afterRamp.get(second);
@@ -107,6 +136,10 @@ export class ClientStepAggregator {
           }
           histogram.record(sample.value);
         }
+        return;
+      }
+      case 'vus_max':
+        this.#vusMax = Math.max(this.#vusMax ?? 0, sample.value);
         return;
       case 'dropped_iterations':
         bump(this.#dropped, Math.floor(sample.timeS), sample.value);
@@ -127,10 +160,27 @@ export class ClientStepAggregator {
     }
   }
 
-  close(): ClientSteps {
+  /**
+   * Ends the pass. With the run's `plan` the step windows are laid on it; otherwise they
+   * are found from the tags alone.
+   */
+  close(plan?: WindowPlan): ClientSteps {
     const tagged = this.#anyTag;
     const groups = [...(tagged ? this.#tagged : this.#windows).values()].map((g) => g.step);
     groups.sort((a, b) => a.firstS - b.firstS);
+    const series = this.#series;
+    const windowed = tagged ? groups.filter((g) => g.key !== 'untagged' && Number.isFinite(g.sendMinS)) : [];
+    const found = stepWindows(windowed, series.resolutionS, plan);
+    for (const step of windowed) {
+      const span = found.spans.get(step.key);
+      if (span) step.window = { ...span, ...series.window(span.startS, span.endS) };
+    }
+    const notes = [...found.notes];
+    if (tagged && series.resolutionS >= 1) {
+      notes.push(
+        "the client file's timestamps are whole seconds: served by window is apportioned within each second (write --out csv=fileName=…,timeFormat=unix_milli for exact windows)",
+      );
+    }
     return {
       steps: groups,
       tagged,
@@ -139,6 +189,9 @@ export class ClientStepAggregator {
       lagMsBySecond: this.#lag,
       cpuPctBySecond: this.#cpu,
       totalRequests: this.#total,
+      vusMax: this.#vusMax,
+      series,
+      windows: { basis: found.basis, startS: found.startS, resolutionS: series.resolutionS, notes },
     };
   }
 

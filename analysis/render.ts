@@ -27,8 +27,11 @@ export function rowCells(row: SaturationRow): Record<string, string> {
     offered: num(row.offeredPerSec),
     sent: num(row.sentPerSec),
     served: num(row.servedPerSec),
+    byTag: num(row.completedByTagPerSec),
     med: num(row.latencyMs.med),
     p95: num(row.latencyMs.p95),
+    p95Window: num(row.latencyByWindowMs?.p95),
+    inFlight: row.inFlight ? num(row.inFlight.mean, 0) : '–',
     p99: num(row.latencyMs.p99),
     max: num(row.latencyMs.max),
     shed: String(row.failures.shed),
@@ -44,6 +47,8 @@ export function rowCells(row: SaturationRow): Record<string, string> {
     waiting: s ? `${num(s.waitingMean)}/${s.waitingMax}` : '–',
     waitP95: num(s?.waitP95Ms),
     queryP95: num(s?.queryP95Ms),
+    dbP95: num(s?.databaseP95Ms),
+    loopDelay: num(s?.loopDelayP95Ms),
     cpu: num(s?.cpuPct, 0),
   };
 }
@@ -62,7 +67,8 @@ const TEXT_COLUMNS: [string, string][] = [
   ['sent', 'sent/s'],
   ['served', 'served/s'],
   ['p95', 'p95 ms'],
-  ['p99', 'p99 ms'],
+  ['p95Window', 'p95 done'],
+  ['inFlight', 'in flight'],
   ['shed', 'shed'],
   ['serverErrors', '5xx'],
   ['timeouts', 'timeouts'],
@@ -71,6 +77,7 @@ const TEXT_COLUMNS: [string, string][] = [
   ['waiting', 'waiting'],
   ['waitP95', 'wait p95'],
   ['queryP95', 'query p95'],
+  ['dbP95', 'db p95'],
   ['cpu', 'CPU %'],
 ];
 
@@ -105,7 +112,7 @@ export function recordFields(
     ? `pg pool max ${service.POOL_MAX ?? '?'}, ${service.SHED === false || service.SHED === 'off' ? 'no load shedding' : `wait queue ${service.QUEUE_MAX ?? '?'}, acquire timeout ${service.ACQUIRE_TIMEOUT_MS ?? '?'} ms`}`
     : 'settings unknown (no run.json)';
   const workload = service
-    ? `GET /statement, ${service.PAYLOAD_KB ?? 88} KB gzip response, ${service.QUERY_MS ?? 50} ms query, autoscaling off`
+    ? `GET /statement, ${service.PAYLOAD_KB ?? 88} KB statement (gzipped on the wire), ${service.QUERY_MS ?? 50} ms query, autoscaling off`
     : `${manifest?.target ?? 'target unknown'}`;
   const plateau = v.plateau;
   const safe = v.safeLimit;
@@ -115,14 +122,16 @@ export function recordFields(
       : 'unknown (no run.json)',
     workload,
     firstLimit:
-      plateau && v.firstLimit.resource !== 'unlisted' && v.firstLimit.resource !== 'generator'
+      plateau && !['unlisted', 'generator', 'inconclusive'].includes(v.firstLimit.resource)
         ? `${v.firstLimit.resource}, ${num(plateau.servedPerSec)} served/s`
         : v.firstLimit.summary,
     evidence: !plateau
       ? 'none needed: no plateau was reached'
-      : v.evidence.saturated.length + v.evidence.flat.length > 0
-        ? `${v.evidence.saturated.join(', ') || 'nothing saturated'}; flat: ${v.evidence.flat.join(', ') || 'nothing'}`
-        : 'no server-side evidence',
+      : v.firstLimit.resource === 'inconclusive'
+        ? `none: the rows past the knee are not evidence (${v.evidence.saturated.join('; ')})`
+        : v.evidence.saturated.length + v.evidence.flat.length > 0
+          ? `${v.evidence.saturated.join(', ') || 'nothing saturated'}; flat: ${v.evidence.flat.join(', ') || 'nothing'}`
+          : 'no server-side evidence',
     confirmedBy: confirmedBy ?? 'not yet confirmed (plateau confirm <run-dir> --set …)',
     safeLimit:
       safe.ratePerSec === null

@@ -1,18 +1,19 @@
 // Joins the client side and the server side into one row per step.
-import type { RunManifest, SaturationRow, ServerStepReport, StepBucket } from '../contract/index.ts';
+import type {
+  ClientLatency,
+  LatencySummary,
+  RunManifest,
+  SaturationRow,
+  ServerStepReport,
+  StepBucket,
+} from '../contract/index.ts';
 import { type ClientStep, type ClientSteps, totalFailures } from './client-steps.ts';
-
-/** Seconds after the ramp tagged `drain` (scripts/lib/steps.ts DRAIN_SECONDS). */
-const DRAIN_SECONDS = 5;
+import { DRAIN_SECONDS, offeredFromTag } from './step-tags.ts';
 
 /** Generator health beyond which a row is not trusted as evidence about the service. */
 export const GENERATOR_LIMITS = { lagMs: 100, cpuPct: 95 } as const;
 
-/** The target rate named by a step tag: `r020` → 20, `r002.5` → 2.5; otherwise null. */
-export function offeredFromTag(step: string): number | null {
-  const match = /^r(\d+(?:\.\d+)?)$/.exec(step);
-  return match ? Number(match[1]) : null;
-}
+export { DRAIN_SECONDS, offeredFromTag } from './step-tags.ts';
 
 /**
  * How long a step lasted, s: from the manifest's plan when known; else the spacing to the
@@ -45,10 +46,12 @@ function sumOver(series: Map<number, number>, from: number, to: number, pick: 's
 }
 
 /**
- * One row per client step, in run order. Rates are over the step's whole hold (the k6 step
- * tags' own windows). Served comes from the server's 200s when it reported the step, else
- * from the client's 2xx. Dropped iterations and generator health carry no step tag, so they
- * are attributed by time: each second to the latest step that had begun by then.
+ * One row per client step, in run order. *Sent* counts the requests tagged with the step
+ * (when they were sent); *served* counts what completed during the step's window: the
+ * server's 200s while the step was current when it reports them (`window`, schema 2), else
+ * its per-second timeline's seconds labelled with the step, else the client's 2xx stamped
+ * in the window. Dropped iterations and generator health carry no step tag, so they are
+ * attributed by time: each second to the latest step that had begun by then.
  */
 export function buildSaturationTable(
   client: ClientSteps,
@@ -75,17 +78,35 @@ export function buildSaturationTable(
     if (lag !== null && lag > GENERATOR_LIMITS.lagMs)
       reasons.push(`generator event-loop lag reached ${lag} ms`);
     if (cpu !== null && cpu >= GENERATOR_LIMITS.cpuPct) reasons.push(`generator CPU reached ${cpu}%`);
-    const round = (x: number) => Math.round(x * 100) / 100;
-    const rates = steadyRates(step, bucket, server, rampSeconds, seconds);
+    const served = servedRate(step, bucket, server, client, rampSeconds, seconds);
+    const window = step.window;
+    const windowLatency = window && window.latency.count > 0 ? window.latency : null;
+    const inFlight = window
+      ? {
+          mean: window.inFlightMean,
+          atEnd: window.inFlightAtEnd,
+          predicted:
+            windowLatency && window.endS > window.startS
+              ? round((window.answered / (window.endS - window.startS)) * ((windowLatency.mean ?? 0) / 1000))
+              : null,
+        }
+      : null;
+    const checkedOutMean = bucket ? bucket.pool.checkedOutMean : undefined;
+    const queryMean = bucket?.queryMs.mean ?? null;
     return {
       step: step.key,
       offeredPerSec: offeredFromTag(step.key),
-      sentPerSec: round(rates?.sent ?? step.requests / seconds),
-      servedPerSec: round(rates?.served ?? (bucket ? bucket.served : step.ok2xx) / seconds),
-      servedSource: bucket ? 'server' : 'client',
-      seconds: rates?.seconds ?? seconds,
+      sentPerSec: round(served.sent ?? step.requests / seconds),
+      servedPerSec: round(served.perSec),
+      servedSource: served.source,
+      servedBasis: served.basis,
+      completedByTagPerSec: round((bucket ? bucket.served : step.ok2xx) / seconds),
+      seconds: served.seconds ?? seconds,
       requests: step.requests,
-      latencyMs: { med: summary.p50, p95: summary.p95, p99: summary.p99, max: summary.max },
+      latencyMs: latencyOf(summary),
+      latencyByWindowMs: windowLatency ? latencyOf(windowLatency) : null,
+      inFlight,
+      window: window ? { startS: round(window.startS, 3), endS: round(window.endS, 3) } : null,
       failures: step.failures,
       failureRate: step.requests > 0 ? Math.round((failures / step.requests) * 10000) / 10000 : 0,
       dropped,
@@ -97,6 +118,14 @@ export function buildSaturationTable(
             waitingMax: bucket.pool.waitingMax,
             waitP95Ms: bucket.waitMs.p95,
             queryP95Ms: bucket.queryMs.p95,
+            queryMeanMs: queryMean,
+            databaseP95Ms: bucket.databaseMs?.p95 ?? null,
+            loopDelayP95Ms: bucket.process.loopDelayMs?.p95 ?? null,
+            checkedOutMean,
+            checkedOutPredicted:
+              queryMean !== null && bucket.window?.servedPerSec != null
+                ? round(bucket.window.servedPerSec * (queryMean / 1000))
+                : null,
             cpuPct: bucket.process.cpuPct,
             eventLoopUtilization: bucket.process.eventLoopUtilization,
           }
@@ -106,38 +135,78 @@ export function buildSaturationTable(
   });
 }
 
+function round(x: number, digits = 2): number {
+  const f = 10 ** digits;
+  return Math.round(x * f) / f;
+}
+
+function latencyOf(summary: LatencySummary): ClientLatency {
+  return {
+    med: summary.p50,
+    p95: summary.p95,
+    p99: summary.p99,
+    max: summary.max,
+    ...(summary.mean !== undefined ? { mean: summary.mean } : {}),
+  };
+}
+
+interface ServedRate {
+  perSec: number;
+  source: 'server' | 'client';
+  basis: 'window' | 'tag';
+  /** Sent per second over the same seconds, when those are not the whole hold (--steady). */
+  sent?: number;
+  seconds?: number;
+}
+
 /**
- * `--steady`: rates over a rate step's seconds after its first `rampSeconds`, from the
- * client's per-second counts and the server's per-second timeline (seconds labelled with the
- * step). Undefined when not asked for, or for drain/recovery and untagged windows.
+ * A step's served rate by window, from the best source there is: the server's own window
+ * counts, its timeline, the client's completions; by tag only when no window exists.
+ * `rampSeconds` > 0 (`--steady`) leaves a rate step's first seconds out.
  */
-function steadyRates(
+function servedRate(
   step: ClientStep,
   bucket: StepBucket | undefined,
   server: ServerStepReport | undefined,
+  client: ClientSteps,
   rampSeconds: number,
   holdSeconds: number,
-): { sent: number; served: number; seconds: number } | undefined {
-  if (rampSeconds <= 0 || offeredFromTag(step.key) === null) return undefined;
-  const first = Math.floor(step.firstS) + Math.ceil(rampSeconds);
-  const last = Math.floor(step.firstS) + Math.max(Math.ceil(rampSeconds), Math.round(holdSeconds) - 1);
-  const seconds = last - first + 1;
-  let sent = 0;
-  let ok = 0;
-  for (let s = first; s <= last; s++) {
-    sent += step.requestsBySecond.get(s) ?? 0;
-    ok += step.okBySecond.get(s) ?? 0;
+): ServedRate {
+  const steady = rampSeconds > 0 && offeredFromTag(step.key) !== null;
+  const points = server ? server.timeline.filter((p) => p.step === step.key) : [];
+  const window = step.window;
+  let sent: number | undefined;
+  let seconds: number | undefined;
+  if (steady) {
+    const first = Math.floor(step.firstS) + Math.ceil(rampSeconds);
+    const last = Math.floor(step.firstS) + Math.max(Math.ceil(rampSeconds), Math.round(holdSeconds) - 1);
+    seconds = last - first + 1;
+    let count = 0;
+    for (let s = first; s <= last; s++) count += step.requestsBySecond.get(s) ?? 0;
+    sent = count / seconds;
   }
-  let served = ok;
-  if (bucket && server) {
-    const points = server.timeline.filter((p) => p.step === step.key).slice(Math.ceil(rampSeconds));
-    if (points.length > 0)
-      return {
-        sent: sent / seconds,
-        served: points.reduce((a, p) => a + p.served, 0) / points.length,
-        seconds,
-      };
-    served = ok;
+  const result = (perSec: number, source: 'server' | 'client', basis: 'window' | 'tag'): ServedRate => ({
+    perSec,
+    source,
+    basis,
+    ...(sent !== undefined ? { sent, seconds } : {}),
+  });
+  if (bucket && steady && points.length > Math.ceil(rampSeconds)) {
+    const kept = points.slice(Math.ceil(rampSeconds));
+    return result(kept.reduce((a, p) => a + p.served, 0) / kept.length, 'server', 'window');
   }
-  return { sent: sent / seconds, served: served / seconds, seconds };
+  if (bucket?.window?.servedPerSec != null) return result(bucket.window.servedPerSec, 'server', 'window');
+  if (bucket && points.length > 0) {
+    // Schema 1: the seconds labelled with the step, over the time it was current (a label
+    // names the step current when the second closed, so the count of labels can be one off).
+    const currentS = bucket.pool.currentMs / 1000;
+    const servedInLabels = points.reduce((a, p) => a + p.served, 0);
+    return result(servedInLabels / (currentS >= 1 ? currentS : points.length), 'server', 'window');
+  }
+  if (window && window.endS > window.startS) {
+    const from = steady ? window.startS + rampSeconds : window.startS;
+    const counts = steady ? client.series.window(from, window.endS) : window;
+    return result(counts.ok2xx / Math.max(0.001, window.endS - from), 'client', 'window');
+  }
+  return result((bucket ? bucket.served : step.ok2xx) / holdSeconds, bucket ? 'server' : 'client', 'tag');
 }

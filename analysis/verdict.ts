@@ -9,6 +9,7 @@ import type {
   VerdictCriteria,
 } from '../contract/index.ts';
 import { type ConfigProblem, PlateauError } from '../contract/index.ts';
+import { GENERATOR_LIMITS } from './saturation-table.ts';
 
 /** The thresholds the verdict judges by unless told otherwise (see VerdictCriteria). */
 export const DEFAULT_CRITERIA: Readonly<VerdictCriteria> = {
@@ -83,6 +84,15 @@ export interface VerdictInputs {
   clientP95MsBySecond?: Map<number, number>;
   /** The thresholds to judge by (default DEFAULT_CRITERIA). */
   criteria?: VerdictCriteria;
+  /** The most VUs the generator had initialised (`vus_max`), when its output says. */
+  vusMax?: number | null;
+  /** The client's requests in flight at an epoch second of the client's clock. */
+  clientInFlightAt?: (atS: number) => number;
+  /** Epoch s (client clock) where the ramp ended and where the load stopped, when known. */
+  clientRampEndS?: number | null;
+  clientLoadEndS?: number | null;
+  /** Server clock minus client clock, s (0 when unknown): shifts client seconds onto the timeline. */
+  clockOffsetS?: number;
 }
 
 const fmt = (x: number, digits = 1) => String(Math.round(x * 10 ** digits) / 10 ** digits);
@@ -133,9 +143,15 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
   if (plateauRow) {
     const s = plateauRow.server;
     const b = baseline?.server;
-    if (plateauRow.invalid) {
+    if (plateauRow.invalid && generatorCouldNotKeepUp(plateauRow)) {
       resource = 'generator';
       summary = `the load generator, not the service: ${plateauRow.invalid}`;
+      saturated.push(plateauRow.invalid);
+    } else if (plateauRow.invalid) {
+      // Drops with a healthy generator: it was given too few VUs. That says nothing about
+      // the service, and nothing against the generator either.
+      resource = 'inconclusive';
+      summary = `inconclusive: ${plateauRow.step} dropped ${plateauRow.dropped} starts because every VU was busy${inputs.vusMax ? ` (vus_max ${inputs.vusMax})` : ''}, so the service was not given that load; rerun with more VUs (plateau run sizes them and reruns by itself)`;
       saturated.push(plateauRow.invalid);
     } else if (s && b) {
       const poolMax = settings?.poolMax ?? null;
@@ -148,12 +164,19 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
       // total CPU under a core: either figure counts.
       const cpuFull =
         s.cpuPct >= criteria.cpuSaturatedPct || s.eventLoopUtilization >= criteria.loopSaturated;
+      // The database's own time isolates it from the service's event loop; the query time
+      // the service saw is the fallback for services that do not report it.
+      const dbKnown = s.databaseP95Ms != null && b.databaseP95Ms != null;
+      const dbNow = dbKnown ? s.databaseP95Ms! : s.queryP95Ms;
+      const dbBase = dbKnown ? b.databaseP95Ms! : b.queryP95Ms;
       const queryRose =
-        s.queryP95Ms >= criteria.queryRise * Math.max(b.queryP95Ms, 0.001) && pct < criteria.poolSaturatedPct;
+        dbNow >= criteria.queryRise * Math.max(dbBase, 0.001) && pct < criteria.poolSaturatedPct;
       const poolText = `pool ${fmt(pct, 0)}% checked out${poolMax ? ` of ${poolMax}` : ''}`;
       const waitText = `waiting mean ${fmt(s.waitingMean)}, max ${s.waitingMax}${queueMax !== null ? ` (queue cap ${queueMax})` : ''}`;
       const waitP95Text = `wait p95 ${fmt(s.waitP95Ms)} ms (${fmt(b.waitP95Ms)} ms at ${baseline!.step})`;
-      const queryText = `query p95 ${fmt(s.queryP95Ms)} ms (${fmt(b.queryP95Ms)} ms at ${baseline!.step})`;
+      const queryText = dbKnown
+        ? `database p95 ${fmt(dbNow)} ms (${fmt(dbBase)} ms at ${baseline!.step})`
+        : `query p95 ${fmt(s.queryP95Ms)} ms (${fmt(b.queryP95Ms)} ms at ${baseline!.step})`;
       const cpuText = `CPU ${fmt(s.cpuPct, 0)}%, event loop ${fmt(s.eventLoopUtilization * 100, 0)}% busy (${fmt(b.cpuPct, 0)}%, ${fmt(b.eventLoopUtilization * 100, 0)}% at ${baseline!.step})`;
       if (poolFull) {
         resource = 'pool';
@@ -174,6 +197,11 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
         resource === 'unlisted'
           ? 'throughput flattened but no listed queue grew; the bottleneck is off the list (the generator, its link, or an unlisted pool)'
           : `${resource}, ${fmt(plateauServed)} served/s`;
+      if (dbKnown && s.queryP95Ms >= criteria.queryRise * Math.max(b.queryP95Ms, 0.001) && !queryRose) {
+        notes.push(
+          `the query time the service saw rose (p95 ${fmt(s.queryP95Ms)} ms, ${fmt(b.queryP95Ms)} ms at ${baseline!.step}) while the database's own stayed flat: the rise is the service's event loop reading results late${s.loopDelayP95Ms != null ? ` (loop delay p95 ${fmt(s.loopDelayP95Ms)} ms)` : ''}, not the database`,
+        );
+      }
     } else {
       resource = 'unlisted';
       summary = `throughput flattened at ${fmt(plateauServed)}/s; without the server side the resource is unknown`;
@@ -233,27 +261,33 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
     safe = row;
   }
 
+  // Recovery, from the server's per-second timeline, judged against the recovery rate's own level.
+  const recovery = recoveryFrom(inputs, rows, objectives.p95Ms, notes);
+
   // Overload behaviour past the plateau.
   let overload = 'not reached: no step went past the plateau';
+  let backlog: Verdict['backlog'] = null;
   if (plateauRow) {
     const shed = beyond.reduce((sum, r) => sum + r.failures.shed, 0);
-    const worstP95 = Math.max(...beyond.map((r) => r.latencyMs.p95));
+    const otherFailures = beyond.reduce((sum, r) => sum + totalFailuresOf(r) - r.failures.shed, 0);
     if (shed > 0) {
       overload = `503 + Retry-After; served rate held at ${fmt(plateauServed)}/s`;
     } else {
-      const last = beyond.at(-1)!;
-      const backlog = last.server?.waitingMax ?? null;
-      const recoveryRate = inputs.recoveryRatePerSec;
-      let drain = '';
-      if (backlog !== null && recoveryRate !== null && plateauServed > recoveryRate) {
-        drain = `, drains in ~${fmt(backlog / (plateauServed - recoveryRate))} s at ${recoveryRate}/s`;
-      }
-      overload = `no errors; p95 ${fmt(worstP95 / 1000, 2)} s: queueing${backlog !== null ? `; backlog ${backlog} at the end of the ramp${drain}` : ''}`;
+      backlog = backlogOf(inputs, rows, plateauServed, recovery);
+      overload = describeBacklog(backlog, beyond, plateauServed, otherFailures, inputs.recoveryRatePerSec);
     }
   }
-
-  // Recovery, from the server's per-second timeline.
-  const recovery = recoveryFrom(inputs.timeline, rows, inputs.clientP95MsBySecond, objectives.p95Ms);
+  if (backlog?.drainPredicted) {
+    notes.push(
+      'the backlog had not drained when the run ended: the drain time is a prediction, backlog ÷ (plateau − recovery rate)',
+    );
+  }
+  const littlesLawChecks = littlesLawChecksOf(rows);
+  for (const check of littlesLawChecks.filter((c) => c.steady && !c.agrees)) {
+    notes.push(
+      `Little's Law disagrees at ${check.step} (${check.where}): ${fmt(check.measured)} in flight measured, ${fmt(check.predicted)} predicted (served × mean latency): check the instrumentation`,
+    );
+  }
 
   const database = inputs.database
     ? {
@@ -277,8 +311,10 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
       fromRun: null,
     },
     overload,
+    backlog,
     recovery,
     database,
+    littlesLawChecks,
     nextLimit: NEXT_LIMIT[resource],
     notes,
   };
@@ -288,25 +324,190 @@ const NEXT_LIMIT: Record<LimitResource, string> = {
   pool: 'PostgreSQL: its CPU, locks and wait events (pg_stat_activity) once the pool is larger; then the service CPU',
   cpu: 'the event loop and GC; then the pool once CPU is added (more replicas or less work per request)',
   database: 'PostgreSQL waits (pg_stat_activity wait_event), slow queries and the database host CPU',
-  generator: 'rerun with a stronger generator (more VUs, execution segments on more cores or machines)',
+  generator: 'rerun with a stronger generator (execution segments on more cores or machines)',
+  inconclusive:
+    'rerun with more pre-allocated VUs (about rate × latency in flight), then read the first limit',
   unlisted:
     'instrument what is not listed: other pools (HTTP clients, thread pools), the network link, the generator host',
   none: 'raise the steps until served throughput stops following offered load',
 };
 
+function totalFailuresOf(row: SaturationRow): number {
+  const f = row.failures;
+  return f.shed + f.rateLimited + f.serverErrors + f.clientErrors + f.timeouts + f.networkErrors;
+}
+
+/** Whether a row's trouble is the generator's own (CPU or lag), not a shortage of VUs. */
+function generatorCouldNotKeepUp(row: SaturationRow): boolean {
+  const { lagMsMax, cpuPctMax } = row.generator;
+  return (
+    (lagMsMax !== null && lagMsMax > GENERATOR_LIMITS.lagMs) ||
+    (cpuPctMax !== null && cpuPctMax >= GENERATOR_LIMITS.cpuPct)
+  );
+}
+
+/** Timeline points after the ramp (drain, then recovery), oldest first. */
+function afterRamp(timeline: TimelinePoint[]): TimelinePoint[] {
+  const rampEnd = timeline.findIndex((p) => p.step === 'drain' || p.step === 'recovery');
+  return rampEnd < 0 ? [] : timeline.slice(rampEnd);
+}
+
+/**
+ * What became of the excess when the service queued it: how many waited when the ramp
+ * ended, how long requests sent in the last step waited, how long the backlog took to
+ * drain (measured, or predicted as backlog ÷ (plateau − recovery rate) when the run ended
+ * first), and how many still waited when the load stopped.
+ */
+function backlogOf(
+  inputs: VerdictInputs,
+  rows: SaturationRow[],
+  plateauServed: number,
+  recovery: Verdict['recovery'],
+): NonNullable<Verdict['backlog']> {
+  const rateRows = rows.filter((r) => r.offeredPerSec !== null);
+  const last = rateRows.at(-1);
+  const timeline = inputs.timeline;
+  const after = afterRamp(timeline);
+  let queuedAtRampEnd: number | null = null;
+  let queuedAtEnd: number | null = null;
+  if (after.length > 0) {
+    const rampEndIndex = timeline.indexOf(after[0]!);
+    const lastRampSecond = timeline[rampEndIndex - 1];
+    queuedAtRampEnd = lastRampSecond ? Math.round(lastRampSecond.waitingMean) : null;
+    const inLoad = after.filter((p) => p.step === 'drain' || p.step === 'recovery');
+    queuedAtEnd = inLoad.length > 0 ? Math.round(inLoad.at(-1)!.waitingMean) : null;
+  } else if (inputs.clientInFlightAt && inputs.clientRampEndS != null) {
+    // Client side only: in flight beyond what the service holds at its plateau rate.
+    const base = (last?.latencyByWindowMs?.med ?? 0) / 1000;
+    const excess = (atS: number) =>
+      Math.max(0, Math.round(inputs.clientInFlightAt!(atS) - plateauServed * Math.min(base, 1)));
+    queuedAtRampEnd = excess(inputs.clientRampEndS);
+    if (inputs.clientLoadEndS != null) queuedAtEnd = excess(inputs.clientLoadEndS);
+  }
+  let drainSeconds = recovery.seconds;
+  let drainPredicted = false;
+  const recoveryRate = inputs.recoveryRatePerSec;
+  if (drainSeconds === null && queuedAtRampEnd !== null && recoveryRate !== null) {
+    drainPredicted = true;
+    drainSeconds =
+      plateauServed > recoveryRate
+        ? Math.round((queuedAtRampEnd / (plateauServed - recoveryRate)) * 10) / 10
+        : null;
+  }
+  return {
+    queuedAtRampEnd,
+    waitP95Ms: last ? last.latencyMs.p95 : null,
+    drainSeconds,
+    drainPredicted,
+    queuedAtEnd,
+  };
+}
+
+/** The overload line of a service that queued its excess instead of refusing it. */
+function describeBacklog(
+  backlog: NonNullable<Verdict['backlog']>,
+  beyond: SaturationRow[],
+  plateauServed: number,
+  otherFailures: number,
+  recoveryRate: number | null,
+): string {
+  const last = beyond.at(-1)!;
+  const parts: string[] = [];
+  parts.push(
+    otherFailures === 0
+      ? `zero errors because nothing was allowed to fail: past ${fmt(plateauServed)} served/s the excess queued`
+      : `${otherFailures} failures (timeouts ${beyond.reduce((a, r) => a + r.failures.timeouts, 0)}) and no refusals: past ${fmt(plateauServed)} served/s the excess queued`,
+  );
+  if (backlog.queuedAtRampEnd !== null) parts.push(`${backlog.queuedAtRampEnd} waiting when the ramp ended`);
+  if (backlog.waitP95Ms !== null)
+    parts.push(`requests sent at ${last.step} took p95 ${fmt(backlog.waitP95Ms / 1000, 2)} s`);
+  if (backlog.drainSeconds !== null) {
+    parts.push(
+      backlog.drainPredicted
+        ? `predicted to drain in ~${fmt(backlog.drainSeconds)} s${recoveryRate !== null ? ` at ${recoveryRate}/s` : ''} (the run ended first)`
+        : `drained in ${fmt(backlog.drainSeconds)} s${recoveryRate !== null ? ` at ${recoveryRate}/s` : ''}`,
+    );
+  } else if (backlog.drainPredicted || backlog.queuedAtRampEnd !== null) {
+    parts.push('never drains at the recovery rate (it is not below the plateau)');
+  }
+  if (backlog.queuedAtEnd !== null) parts.push(`${backlog.queuedAtEnd} still waiting when the load stopped`);
+  return parts.join('; ');
+}
+
+/**
+ * Little's Law per step, L = λ × W: on the pool (mean checked out against served × mean
+ * query time) and on the client (mean in flight against completed × mean latency, both
+ * over the step's window). It holds in steady state only; a step whose backlog grew by
+ * more than a quarter during its window is marked unsteady and not judged.
+ */
+function littlesLawChecksOf(rows: SaturationRow[]): NonNullable<Verdict['littlesLawChecks']> {
+  const checks: NonNullable<Verdict['littlesLawChecks']> = [];
+  let previousAtEnd: number | null = null;
+  for (const row of rows) {
+    const inFlight = row.inFlight;
+    if (
+      row.offeredPerSec !== null &&
+      row.server?.checkedOutMean !== undefined &&
+      row.server.checkedOutPredicted != null
+    ) {
+      const measured = row.server.checkedOutMean;
+      const predicted = row.server.checkedOutPredicted;
+      checks.push({
+        step: row.step,
+        where: 'pool',
+        measured,
+        predicted,
+        steady: true,
+        agrees: agrees(measured, predicted),
+      });
+    }
+    if (row.offeredPerSec !== null && inFlight && inFlight.predicted !== null) {
+      const start = previousAtEnd ?? 0;
+      const steady = Math.abs(inFlight.atEnd - start) <= 0.25 * Math.max(inFlight.mean, 4);
+      checks.push({
+        step: row.step,
+        where: 'client',
+        measured: inFlight.mean,
+        predicted: inFlight.predicted,
+        steady,
+        agrees: agrees(inFlight.mean, inFlight.predicted),
+      });
+    }
+    previousAtEnd = inFlight?.atEnd ?? null;
+  }
+  return checks;
+}
+
+/** Within 25 %, or within half a request when both are small. */
+function agrees(measured: number, predicted: number): boolean {
+  return Math.abs(measured - predicted) <= Math.max(0.5, 0.25 * Math.max(measured, predicted));
+}
+
+/** Seconds of the recovery phase that teach its own steady state: its last 40 %, at least 3. */
+const SETTLED_SHARE = 0.4;
+const SETTLED_MIN_SECONDS = 3;
+
 /**
  * Seconds from the end of the ramp (the first second labelled drain or recovery) until the
- * wait queue is empty (mean under 0.1 over a second) and, when the client side is known,
- * client p95 in that second is back under the objective.
+ * wait queue is back within the band the recovery rate settles to, and (when the client
+ * side is known) client p95 in that second is under the objective.
+ *
+ * The band is learnt from the run: the highest time-weighted waiting mean over the last
+ * 40 % of the seconds after the ramp (at least 3 s), and never under EMPTY_QUEUE_MEAN. At a
+ * busy recovery rate requests wait for a moment now and then, so an absolute "empty" would
+ * call a drained queue undrained. When those seconds are too few, or the queue still grew
+ * through them, the band cannot be learnt and the record says so.
  */
 function recoveryFrom(
-  timeline: TimelinePoint[],
+  inputs: VerdictInputs,
   rows: SaturationRow[],
-  clientP95: Map<number, number> | undefined,
   objectiveMs: number,
+  notes: string[],
 ): Verdict['recovery'] {
-  const rampEnd = timeline.findIndex((p) => p.step === 'drain' || p.step === 'recovery');
-  if (timeline.length === 0 || rampEnd < 0) {
+  const timeline = inputs.timeline;
+  const clientP95 = inputs.clientP95MsBySecond;
+  const after = afterRamp(timeline);
+  if (after.length === 0) {
     const recoveryRow = rows.find((r) => r.step === 'recovery');
     return {
       seconds: null,
@@ -315,15 +516,38 @@ function recoveryFrom(
         : 'not measured (no server timeline and no recovery step)',
     };
   }
-  const start = timeline[rampEnd]!.t;
-  const clientKnown = clientP95 !== undefined && clientP95.size > 0;
-  // Empty: under a tenth of a request waiting on average over the second (at a busy
-  // recovery rate a request may still wait for a moment now and then).
-  const clear = timeline
-    .slice(rampEnd)
-    .find(
-      (p) => p.waitingMean < EMPTY_QUEUE_MEAN && (!clientKnown || (clientP95.get(p.t) ?? 0) < objectiveMs),
+  const start = after[0]!.t;
+  const gaps = after.some((p, i) => i > 0 && p.t - after[i - 1]!.t > 1);
+  if (gaps)
+    notes.push(
+      'the server timeline has gaps after the ramp (the service restarted or stalled): recovery is approximate',
     );
+  const settledCount = Math.max(SETTLED_MIN_SECONDS, Math.ceil(after.length * SETTLED_SHARE));
+  let band = EMPTY_QUEUE_MEAN;
+  let bandKnown = false;
+  if (after.length >= 2 * SETTLED_MIN_SECONDS) {
+    const settled = after.slice(-settledCount).map((p) => p.waitingMean);
+    const half = Math.floor(settled.length / 2);
+    const early = mean(settled.slice(0, half));
+    const late = mean(settled.slice(half));
+    if (late > 1 && late > 1.5 * early) {
+      return {
+        seconds: null,
+        summary: `not recovered: the wait queue still grew at the recovery rate (waiting mean ${fmt(early)} → ${fmt(late)} over the last ${settled.length} s)`,
+      };
+    }
+    band = Math.max(EMPTY_QUEUE_MEAN, ...settled);
+    bandKnown = true;
+  } else {
+    notes.push(
+      `the phase after the ramp is too short (${after.length} s) to learn the recovery rate's own queue level: recovery is judged against an empty queue (mean under ${EMPTY_QUEUE_MEAN})`,
+    );
+  }
+  const offset = Math.round(inputs.clockOffsetS ?? 0);
+  const clientKnown = clientP95 !== undefined && clientP95.size > 0;
+  const clear = after.find(
+    (p) => p.waitingMean <= band && (!clientKnown || (clientP95.get(p.t - offset) ?? 0) < objectiveMs),
+  );
   if (!clear) {
     return {
       seconds: null,
@@ -333,8 +557,15 @@ function recoveryFrom(
     };
   }
   const seconds = clear.t - start;
+  const bandText = bandKnown
+    ? `back to the recovery rate's own level (waiting ≤ ${fmt(band, 2)})`
+    : 'queue empty';
   return {
     seconds,
-    summary: `queue empty${clientKnown ? ` and p95 under ${objectiveMs} ms` : ''} within ${seconds} s of the end of the ramp`,
+    summary: `${bandText}${clientKnown ? ` and p95 under ${objectiveMs} ms` : ''} within ${seconds} s of the end of the ramp`,
   };
+}
+
+function mean(values: number[]): number {
+  return values.length > 0 ? values.reduce((a, b) => a + b, 0) / values.length : 0;
 }

@@ -18,21 +18,52 @@ export interface FailureCounts {
   networkErrors: number;
 }
 
+/** Client latency of a set of requests, ms. */
+export interface ClientLatency {
+  med: number;
+  p95: number;
+  p99: number;
+  max: number;
+  /** Arithmetic mean (absent in analyses before schema 2). */
+  mean?: number;
+}
+
 /** One step of the saturation table. Null means "not measured". */
 export interface SaturationRow {
   step: string;
   /** Target arrival rate of the step (null for drain, recovery, or untagged windows). */
   offeredPerSec: number | null;
-  /** Requests the client started per second. */
+  /** Requests the client started per second (counted by their step tag: when they were sent). */
   sentPerSec: number;
-  /** Served per second: server-counted 200s, else client-counted 2xx. */
+  /**
+   * Served per second: successful responses *completed during the step's window* (whichever
+   * step they were sent in): the server's 200s while the step was current, else the client's
+   * 2xx stamped in the window. Under a queue that never refuses this is the only honest rate.
+   */
   servedPerSec: number;
   /** Where servedPerSec came from. */
   servedSource: 'server' | 'client';
+  /**
+   * `window`: completions in the step's window; `tag`: successes among the requests sent in
+   * the step, whenever they completed (analyses before schema 2, or no window could be found).
+   */
+  servedBasis?: 'window' | 'tag';
+  /** Successes among the requests sent in this step per second, whenever they completed. */
+  completedByTagPerSec?: number;
   /** Seconds the rates are computed over. */
   seconds: number;
   requests: number;
-  latencyMs: { med: number; p95: number; p99: number; max: number };
+  /** Latency of the requests sent in this step (by step tag). */
+  latencyMs: ClientLatency;
+  /** Latency of the responses that completed during this step's window; null without a window. */
+  latencyByWindowMs?: ClientLatency | null;
+  /**
+   * Requests in flight on the client (sent, not yet answered) over the window: mean and at
+   * its end, with Little's Law's prediction served × mean latency beside it.
+   */
+  inFlight?: { mean: number; atEnd: number; predicted: number | null } | null;
+  /** The step's window on the client's clock, epoch s (null without one). */
+  window?: { startS: number; endS: number } | null;
   failures: FailureCounts;
   /** (all failures) ÷ requests. */
   failureRate: number;
@@ -46,6 +77,15 @@ export interface SaturationRow {
     waitingMax: number;
     waitP95Ms: number;
     queryP95Ms: number;
+    /** Mean query time as the service saw it (absent before schema 2). */
+    queryMeanMs?: number | null;
+    /** The database's own time per query, p95 (null when the service does not report it). */
+    databaseP95Ms?: number | null;
+    /** Event-loop delay p95 while the step was current (null when not measured). */
+    loopDelayP95Ms?: number | null;
+    /** Mean connections checked out, with Little's Law's prediction served × mean query time. */
+    checkedOutMean?: number;
+    checkedOutPredicted?: number | null;
     cpuPct: number;
     /** Event-loop utilisation 0..1. */
     eventLoopUtilization: number;
@@ -54,7 +94,20 @@ export interface SaturationRow {
   invalid: string | null;
 }
 
-export const LIMIT_RESOURCES = ['pool', 'cpu', 'database', 'generator', 'unlisted', 'none'] as const;
+/**
+ * `generator`: the load generator could not keep up (its CPU or event-loop lag);
+ * `inconclusive`: the rows that matter dropped starts for want of VUs, so the service was
+ * not given the load the step names.
+ */
+export const LIMIT_RESOURCES = [
+  'pool',
+  'cpu',
+  'database',
+  'generator',
+  'inconclusive',
+  'unlisted',
+  'none',
+] as const;
 export type LimitResource = (typeof LIMIT_RESOURCES)[number];
 
 /**
@@ -71,7 +124,10 @@ export interface VerdictCriteria {
   cpuSaturatedPct: number;
   /** An event loop is saturated from this utilisation (0..1). */
   loopSaturated: number;
-  /** Query time has risen when its p95 reaches this multiple of the first step's. */
+  /**
+   * Query time has risen when its p95 reaches this multiple of the first step's (the
+   * database's own time when the service reports it, else the query time it saw).
+   */
   queryRise: number;
 }
 
@@ -103,7 +159,32 @@ export interface Verdict {
     fromRun: string | null;
   };
   overload: string;
+  /** What happened to the load past the plateau when it was queued rather than refused. */
+  backlog?: {
+    /** Requests waiting (server) or in flight beyond what the service holds (client) when the ramp ended. */
+    queuedAtRampEnd: number | null;
+    /** p95 latency of the requests sent in the last step of the ramp, ms. */
+    waitP95Ms: number | null;
+    /** Seconds from the end of the ramp until the queue was back in the recovery band. */
+    drainSeconds: number | null;
+    /** True when drainSeconds is predicted (backlog ÷ (plateau − recovery rate)), not measured. */
+    drainPredicted: boolean;
+    /** Still waiting when the load stopped. */
+    queuedAtEnd: number | null;
+  } | null;
   recovery: { seconds: number | null; summary: string };
+  /**
+   * Little's Law per step (L = λ × W) on the pool and on the client. `steady` false: the
+   * backlog changed during the window, where the law does not hold and is not judged.
+   */
+  littlesLawChecks?: {
+    step: string;
+    where: 'pool' | 'client';
+    measured: number;
+    predicted: number;
+    steady: boolean;
+    agrees: boolean;
+  }[];
   database: { ordinarySlots: number; maxReplicas: number | null; summary: string } | null;
   nextLimit: string;
   /** What could not be known (no server side, no manifest, …). */
@@ -113,7 +194,8 @@ export interface Verdict {
 /** The `analysis.json` of a run directory. */
 export interface AnalysisResult {
   kind: 'plateau.analysis';
-  schemaVersion: 1;
+  /** 2: served by window, latency both ways, in flight, backlog; 1 is still read. */
+  schemaVersion: 1 | 2;
   runId: string | null;
   /** Files the analysis read. */
   sources: { client: string | null; server: string | null; manifest: string | null };

@@ -10,6 +10,14 @@ export interface SourcedValue<T = string | number | boolean> {
   source: ValueSource;
 }
 
+/** The VUs a study gave the generator, and why that many. */
+export interface VuSizing {
+  preAllocatedVUs: number;
+  maxVUs: number;
+  /** How the numbers were reached, in words. */
+  basis: string;
+}
+
 /** The load a run applied (the capacity script's plan). */
 export interface LoadPlan {
   script: string;
@@ -23,12 +31,15 @@ export interface LoadPlan {
   /** Service objectives the thresholds used. */
   p95Ms: number;
   failRate: number;
+  /** The VUs given to the generator (absent in runs before schema 2). */
+  vus?: VuSizing;
 }
 
 /** The `run.json` of a run directory. */
 export interface RunManifest {
   kind: 'plateau.run';
-  schemaVersion: 1;
+  /** 2 added `load.vus`, `rerunOf` and `rerunAs`; 1 is still read. */
+  schemaVersion: 1 | 2;
   id: string;
   status: 'running' | 'completed' | 'interrupted' | 'failed';
   startedAt: string;
@@ -47,4 +58,8 @@ export interface RunManifest {
   reachedStep: string | null;
   exitCode: number | null;
   warnings: string[];
+  /** The run this one repeats with more VUs because that one dropped starts. */
+  rerunOf?: string | null;
+  /** The run that repeated this one with more VUs. */
+  rerunAs?: string | null;
 }

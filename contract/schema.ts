@@ -5,9 +5,9 @@
  * `schemaVersion` is newer than the one it knows, and says which plateau to upgrade to.
  */
 export const SCHEMA_VERSIONS = {
-  'plateau.server-steps': 1,
-  'plateau.run': 1,
-  'plateau.analysis': 1,
+  'plateau.server-steps': 2,
+  'plateau.run': 2,
+  'plateau.analysis': 2,
 } as const;
 
 /** The `kind` field that names what an artifact is. */

@@ -3,6 +3,8 @@
 /** Latency distribution in milliseconds, from an HDR histogram (3 significant digits). */
 export interface LatencySummary {
   count: number;
+  /** Arithmetic mean (absent in reports written before schema 2). */
+  mean?: number;
   p50: number;
   p95: number;
   p99: number;
@@ -40,6 +42,30 @@ export interface ProcessUtilisation {
   cpuPct: number;
   /** Event-loop utilisation 0..1 (Node's performance.eventLoopUtilization). */
   eventLoopUtilization: number;
+  /**
+   * Event-loop delay while the step was current, ms (perf_hooks.monitorEventLoopDelay at
+   * 10 ms resolution): how late a ready callback, such as a query result, ran. Absent
+   * before schema 2 or when the service does not measure it.
+   */
+  loopDelayMs?: { p50: number; p95: number; max: number } | null;
+}
+
+/**
+ * What completed while a step was the *current* step (the newest tag seen), whichever
+ * step the requests were sent in. Under a queue that never refuses, requests of one step
+ * complete seconds later, during the next: only these counts give a step's served rate.
+ */
+export interface StepWindow {
+  /** Wall time during which this step was current, ms (the same as `pool.currentMs`). */
+  ms: number;
+  /** 200s completed while this step was current. */
+  served: number;
+  /** Refusals (503) made while this step was current. */
+  shed: number;
+  /** Responses of any status completed while this step was current. */
+  answered: number;
+  /** served ÷ (ms ÷ 1000); null under 1 s. */
+  servedPerSec: number | null;
 }
 
 /** Everything the service saw for one step tag. */
@@ -61,12 +87,20 @@ export interface StepBucket {
   sheds: Record<ShedReason, number>;
   /** Time spent waiting for a pool connection (around `pool.connect()`). */
   waitMs: LatencySummary;
-  /** Time spent in database queries. */
+  /** Time spent in database queries, as the service saw it (includes event-loop delay). */
   queryMs: LatencySummary;
+  /**
+   * The database's own time per query, as the database measured it (null when the service
+   * does not report it; the reference service does). Unlike `queryMs` it does not grow
+   * while the service's event loop is slow to read the result.
+   */
+  databaseMs?: LatencySummary | null;
   /** Arrival to last byte written, the whole handler. */
   handlerMs: LatencySummary;
   pool: PoolUtilisation;
   process: ProcessUtilisation;
+  /** What completed during this step's window (absent before schema 2). */
+  window?: StepWindow;
 }
 
 /** One second of the service's life. */
@@ -77,6 +111,8 @@ export interface TimelinePoint {
   step: string | null;
   served: number;
   shed: number;
+  /** Responses of any status completed in this second (absent before schema 2). */
+  answered?: number;
   checkedOutMean: number;
   waitingMean: number;
   waitingMax: number;
@@ -100,7 +136,8 @@ export interface ServiceSettings {
 /** The JSON body of `GET /steps`. */
 export interface ServerStepReport {
   kind: 'plateau.server-steps';
-  schemaVersion: 1;
+  /** 2 added `window`, `databaseMs`, `loopDelayMs`, `mean` and `answered`; 1 is still read. */
+  schemaVersion: 1 | 2;
   /** The service's own name, e.g. `statement-api`. */
   service: string;
   settings: ServiceSettings;

@@ -28,13 +28,19 @@ export class LatencyHistogram {
     return this.#histogram.totalCount;
   }
 
-  /** p50/p95/p99/max in milliseconds; all 0 when empty. */
+  /** Adds every value recorded in `other`. */
+  add(other: LatencyHistogram): void {
+    this.#histogram.add(other.#histogram);
+  }
+
+  /** count, mean and p50/p95/p99/max in milliseconds; all 0 when empty. */
   summary(): LatencySummary {
     const h = this.#histogram;
-    if (h.totalCount === 0) return { count: 0, p50: 0, p95: 0, p99: 0, max: 0 };
+    if (h.totalCount === 0) return { count: 0, mean: 0, p50: 0, p95: 0, p99: 0, max: 0 };
     const ms = (us: number) => Math.round(us) / 1000;
     return {
       count: h.totalCount,
+      mean: ms(h.mean),
       p50: ms(h.getValueAtPercentile(50)),
       p95: ms(h.getValueAtPercentile(95)),
       p99: ms(h.getValueAtPercentile(99)),

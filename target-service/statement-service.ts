@@ -13,6 +13,15 @@ export const SERVICE_NAME = 'statement-api';
 /** Seconds a refused client is told to wait before retrying. */
 const RETRY_AFTER_SECONDS = '1';
 
+/**
+ * The stand-in query: it sleeps QUERY_MS in the database and returns how long the
+ * statement ran by the database's own clock (the subquery runs first, so clock_timestamp()
+ * is read after the sleep). That figure stays flat when the service's event loop is slow
+ * to read results, which the query time measured in the service does not.
+ */
+const STAND_IN_QUERY =
+  'SELECT (extract(epoch FROM clock_timestamp() - statement_timestamp()) * 1000)::float8 AS database_ms FROM (SELECT pg_sleep($1)) AS sleep';
+
 /** How long a graceful stop waits for in-flight requests before closing sockets. */
 const DRAIN_TIMEOUT_MS = 30_000;
 
@@ -168,8 +177,10 @@ async function serveStatement(
     throw error;
   }
   try {
-    await client.query('SELECT pg_sleep($1)', [config.queryMs / 1000]);
+    const result = await client.query<{ database_ms: number }>(STAND_IN_QUERY, [config.queryMs / 1000]);
     client.release();
+    const databaseMs = Number(result.rows[0]?.database_ms);
+    if (Number.isFinite(databaseMs)) trace.recordDatabaseMs(databaseMs);
   } catch (error) {
     // A failed connection must not go back to the pool.
     client.release(error instanceof Error ? error : new Error(String(error)));

@@ -95,7 +95,8 @@ the new run's record. A limit is confirmed when changing it alone moved the plat
       const running = runStudy(plan, {
         signal: stop.signal,
         onProgress: (p) => {
-          if (!plan.quiet && p.phase !== 'load') process.stderr.write(`${p.phase}\n`);
+          if (!plan.quiet && p.notice) process.stderr.write(`${p.notice}\n`);
+          else if (!plan.quiet && p.phase !== 'load') process.stderr.write(`${p.phase}\n`);
         },
       });
       finished = running;

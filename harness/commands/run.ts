@@ -72,6 +72,7 @@ Examples:
       const running = runStudy(plan, {
         signal: stop.signal,
         onProgress: (p) => {
+          if (p.notice && !plan.quiet) process.stderr.write(`${interactive ? '\r\x1b[K' : ''}${p.notice}\n`);
           if (interactive) process.stderr.write(`\r\x1b[K${progressLine(p)}`);
           else if (!plan.quiet && p.phase !== 'load') process.stderr.write(`${p.phase}\n`);
         },
@@ -87,6 +88,11 @@ Examples:
       } else if (result.output) {
         process.stdout.write(
           `${result.output.tableText}\n${result.output.record}\nrun directory: ${where}\n`,
+        );
+      }
+      if (result.rerunFrom.length > 0 && !plan.quiet) {
+        process.stderr.write(
+          `this is a rerun with more VUs of ${result.rerunFrom.join(', ')} (kept beside it; its rows with drops were not evidence)\n`,
         );
       }
       if (result.manifest.status === 'interrupted') {

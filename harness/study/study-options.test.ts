@@ -66,11 +66,16 @@ test('load goes only to loopback unless --allow-remote-target', () => {
   assert.deepEqual(problems({ target: 'http://127.0.0.1:8080', set: ['POOL_MAX=8'] }), ['--set']);
 });
 
-test('the script gets the plan as -e settings, with VUs sized to the top rate', () => {
-  const env = scriptEnv(planStudy({ steps: '100,2000', hold: '10', ramp: '2' }, {}), 'http://127.0.0.1:9');
+test('the script gets the plan as -e settings, with the VUs the study sized', () => {
+  const vus = { preAllocatedVUs: 123, maxVUs: 456, basis: 'test' };
+  const env = scriptEnv(
+    planStudy({ steps: '100,2000', hold: '10', ramp: '2' }, {}),
+    'http://127.0.0.1:9',
+    vus,
+  );
   assert.equal(env.STEPS, '100,2000');
   assert.equal(env.HOLD, '10');
   assert.equal(env.BASE_URL, 'http://127.0.0.1:9');
-  assert.equal(env.PREALLOCATED_VUS, '1000');
-  assert.equal(env.MAX_VUS, '40000');
+  assert.equal(env.PREALLOCATED_VUS, '123');
+  assert.equal(env.MAX_VUS, '456');
 });

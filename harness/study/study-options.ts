@@ -1,6 +1,6 @@
 // `plateau run` options → a validated study plan, every value with its source.
 import { isIP } from 'node:net';
-import type { ConfigProblem, SourcedValue, ValueSource } from '../../contract/index.ts';
+import type { ConfigProblem, SourcedValue, ValueSource, VuSizing } from '../../contract/index.ts';
 import { PlateauError } from '../../contract/index.ts';
 import { parseServiceConfig, SERVICE_ENV_KEYS } from '../../target-service/config.ts';
 
@@ -320,9 +320,8 @@ export function planStudy(flags: RunFlags, env: Record<string, string | undefine
   };
 }
 
-/** The capacity script's -e settings for a plan. */
-export function scriptEnv(plan: StudyPlan, baseUrl: string): Record<string, string> {
-  const maxRate = Math.max(...plan.steps, plan.recoveryRatePerSec);
+/** The capacity script's -e settings for a plan, with the VUs the study sized. */
+export function scriptEnv(plan: StudyPlan, baseUrl: string, vus: VuSizing): Record<string, string> {
   return {
     BASE_URL: baseUrl,
     STEPS: plan.steps.join(','),
@@ -333,7 +332,7 @@ export function scriptEnv(plan: StudyPlan, baseUrl: string): Record<string, stri
     JITTER: String(plan.jitterSeconds),
     P95_MS: String(plan.p95Ms),
     FAIL_RATE: String(plan.failRate),
-    PREALLOCATED_VUS: String(Math.max(50, Math.ceil(maxRate / 2))),
-    MAX_VUS: String(Math.max(1500, maxRate * 20)),
+    PREALLOCATED_VUS: String(vus.preAllocatedVUs),
+    MAX_VUS: String(vus.maxVUs),
   };
 }

@@ -4,19 +4,35 @@ import { cpus, platform, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { type AnalysisOutput, analyzePath } from '../../analysis/analyze-run.ts';
-import { ERROR_CODES, PlateauError, type RunManifest, type ServerStepReport } from '../../contract/index.ts';
+import {
+  ERROR_CODES,
+  PlateauError,
+  type RunManifest,
+  type ServerStepReport,
+  type VuSizing,
+} from '../../contract/index.ts';
 import { writeFileAtomic } from '../../lib/atomic-write.ts';
 import { PLATEAU_VERSION } from '../../lib/version.ts';
+import { SCRIPT_DEFAULTS } from '../../scripts/lib/profiles.ts';
 import { parseServiceConfig } from '../../target-service/config.ts';
 import { buildK6Scripts, PROJECT_ROOT } from '../build-scripts.ts';
 import { type LoggedChild, stopChild } from './child.ts';
 import { createRunDir, writeManifest } from './run-dir.ts';
 import { type StudyPlan, scriptEnv } from './study-options.ts';
-import { loadFailure, type ReferenceTarget, startLoad, startReferenceTarget } from './target.ts';
+import {
+  k6CsvMilliseconds,
+  loadFailure,
+  type ReferenceTarget,
+  startLoad,
+  startReferenceTarget,
+} from './target.ts';
+import { planVus, resizeAfterDrops, type SizingInputs } from './vu-sizing.ts';
 
 /** What the study reports while it runs. */
 export interface StudyProgress {
   phase: string;
+  /** A line the user must see even on a live display (printed on its own line). */
+  notice?: string;
   step?: string;
   secondsLeft?: number;
   servedPerSec?: number;
@@ -32,6 +48,58 @@ export interface StudyResult {
   output: AnalysisOutput | undefined;
   /** 0 when a verdict was produced; the engine's code otherwise. */
   exitCode: number;
+  /** Earlier runs of this study that dropped starts and were rerun with more VUs. */
+  rerunFrom: string[];
+}
+
+/** Reruns a study may make after drops, each with at least twice the VUs. */
+const MAX_RERUNS = 2;
+
+/** What VU sizing knows of a plan. */
+export function sizingInputs(plan: StudyPlan): SizingInputs {
+  return {
+    ratesPerSec: plan.steps,
+    holdSeconds: plan.holdSeconds,
+    recoveryRatePerSec: plan.recoveryRatePerSec,
+    jitterSeconds: plan.jitterSeconds,
+    timeoutSeconds: SCRIPT_DEFAULTS.TIMEOUT,
+    service: plan.target ? undefined : parseServiceConfig(plan.service).config,
+  };
+}
+
+/**
+ * Runs a study. VUs are sized from the plan (planVus); when a run drops starts although
+ * the generator kept up, it is rerun (up to twice) with VUs sized from what it measured,
+ * into a new run directory that names the one it repeats (`rerunOf`). The result is the
+ * last run's.
+ */
+export async function runStudy(
+  plan: StudyPlan,
+  options: { signal?: AbortSignal; onProgress?: (p: StudyProgress) => void } = {},
+): Promise<StudyResult> {
+  const progress = options.onProgress ?? (() => undefined);
+  const inputs = sizingInputs(plan);
+  let vus = planVus(inputs);
+  let result = await runOnce(plan, vus, options, null);
+  const rerunFrom: string[] = [];
+  for (let attempt = 0; attempt < MAX_RERUNS; attempt++) {
+    const analysis = result.output?.analysis;
+    if (result.manifest.status !== 'completed' || !analysis || options.signal?.aborted) break;
+    const next = resizeAfterDrops(vus, analysis, inputs);
+    if (!next) break;
+    const droppedAt = analysis.table.filter((r) => r.dropped > 0).map((r) => `${r.step} ${r.dropped}`);
+    progress({
+      phase: 'rerunning with more VUs',
+      notice: `run ${result.manifest.id} dropped starts (${droppedAt.join(', ')}) with ${vus.preAllocatedVUs} VUs: those rows are not evidence; rerunning with ${next.preAllocatedVUs} pre-allocated VUs`,
+    });
+    const rerun = await runOnce(plan, next, options, result.manifest.id);
+    result.manifest.rerunAs = rerun.manifest.id;
+    await writeManifest(result.runDir, result.manifest);
+    rerunFrom.push(result.manifest.id);
+    result = rerun;
+    vus = next;
+  }
+  return { ...result, rerunFrom };
 }
 
 function gitCommit(): string | null {
@@ -75,20 +143,23 @@ async function fetchSteps(url: string): Promise<ServerStepReport | undefined> {
 }
 
 /**
- * Runs a study. Resources stop in reverse order (engine, service, database) on success,
- * failure and signals; everything gathered is written to the run directory, which is
- * marked `interrupted` when `signal` aborts. The analysis runs on whatever was collected.
+ * Runs a study once with `vus`. Resources stop in reverse order (engine, service, database)
+ * on success, failure and signals; everything gathered is written to the run directory,
+ * which is marked `interrupted` when `signal` aborts. The analysis runs on whatever was
+ * collected.
  */
-export async function runStudy(
+async function runOnce(
   plan: StudyPlan,
-  options: { signal?: AbortSignal; onProgress?: (p: StudyProgress) => void } = {},
-): Promise<StudyResult> {
+  vus: VuSizing,
+  options: { signal?: AbortSignal; onProgress?: (p: StudyProgress) => void },
+  rerunOf: string | null,
+): Promise<Omit<StudyResult, 'rerunFrom'>> {
   const { id, dir } = await createRunDir(plan.out);
   const progress = options.onProgress ?? (() => undefined);
   const serviceConfig = parseServiceConfig(plan.service).config;
   const manifest: RunManifest = {
     kind: 'plateau.run',
-    schemaVersion: 1,
+    schemaVersion: 2,
     id,
     status: 'running',
     startedAt: new Date().toISOString(),
@@ -104,6 +175,7 @@ export async function runStudy(
       jitterSeconds: plan.jitterSeconds,
       p95Ms: plan.p95Ms,
       failRate: plan.failRate,
+      vus,
     },
     service: plan.target
       ? null
@@ -127,6 +199,8 @@ export async function runStudy(
     reachedStep: null,
     exitCode: null,
     warnings: [],
+    rerunOf,
+    rerunAs: null,
   };
   await writeManifest(dir, manifest);
 
@@ -166,10 +240,11 @@ export async function runStudy(
       engine: plan.engine,
       k6Bin: plan.k6Bin,
       script: script!.outFile,
-      env: scriptEnv(plan, url),
+      env: scriptEnv(plan, url, vus),
       csv: join(dir, 'k6.csv.gz'),
       summary: join(dir, 'summary.json'),
       dir,
+      csvMilliseconds: k6CsvMilliseconds(manifest.engine.version),
     });
     load = started.child;
 

@@ -78,9 +78,16 @@ export function startLoad(options: {
   csv: string;
   summary: string;
   dir: string;
+  /** Whether this k6 writes millisecond CSV stamps (see k6CsvMilliseconds); the engine always does. */
+  csvMilliseconds?: boolean;
 }): { child: LoggedChild; command: string } {
   const flags = Object.entries(options.env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
-  const outputs = ['--out', `csv=${options.csv}`, `--summary-export=${options.summary}`];
+  // Millisecond stamps place each response in its step's window exactly (k6 ≥ 0.44 has them).
+  const csv =
+    options.engine === 'embedded' || options.csvMilliseconds === true
+      ? `csv=fileName=${options.csv},timeFormat=unix_milli`
+      : `csv=${options.csv}`;
+  const outputs = ['--out', csv, `--summary-export=${options.summary}`];
   const [command, args] =
     options.engine === 'embedded'
       ? [
@@ -120,4 +127,17 @@ export function loadFailure(
   return new PlateauError(ERROR_CODES.CHILD_FAILED, `the load engine failed (exit ${code})`, {
     hint: `engine.log ends with:\n${child.tail()}`,
   });
+}
+
+/**
+ * Whether a k6 (by its `k6 version` line) accepts `timeFormat=unix_milli` for CSV output:
+ * added in k6 v0.44 (grafana/k6 pull request 2906). Unknown versions get k6's default
+ * whole-second stamps, which analysis apportions.
+ */
+export function k6CsvMilliseconds(versionLine: string): boolean {
+  const match = /v(\d+)\.(\d+)/.exec(versionLine);
+  if (!match) return false;
+  const major = Number(match[1]);
+  const minor = Number(match[2]);
+  return major >= 1 || minor >= 44;
 }

@@ -1,5 +1,5 @@
 // Time and process figures, injectable so tests can drive them.
-import { performance } from 'node:perf_hooks';
+import { type IntervalHistogram, monitorEventLoopDelay, performance } from 'node:perf_hooks';
 
 /** Wall-clock time in epoch milliseconds, with sub-millisecond precision. */
 export interface Clock {
@@ -82,4 +82,45 @@ export class ProcessWindow {
     const total = this.idleMs + this.activeMs;
     return total > 0 ? this.activeMs / total : 0;
   }
+}
+
+/** Event-loop delay percentiles over a window, ms. */
+export interface LoopDelaySummary {
+  p50: number;
+  p95: number;
+  max: number;
+}
+
+/** Event-loop delay since the last `take()`, split into windows by its caller. */
+export interface LoopDelayMonitor {
+  /** The delay since the last take, and starts a new window. */
+  take(): LoopDelaySummary | null;
+  /** The delay since the last take, without starting a new window. */
+  peek(): LoopDelaySummary | null;
+  close(): void;
+}
+
+/**
+ * Node's own event-loop delay histogram (perf_hooks.monitorEventLoopDelay). Its timer
+ * fires every `resolutionMs`, so a delay shorter than that is not seen; 10 ms is Node's
+ * default and costs one timer wake-up per 10 ms.
+ */
+export function systemLoopDelayMonitor(resolutionMs = 10): LoopDelayMonitor {
+  const histogram: IntervalHistogram = monitorEventLoopDelay({ resolution: resolutionMs });
+  histogram.enable();
+  const summary = (): LoopDelaySummary | null => {
+    if (histogram.count === 0) return null;
+    // The histogram is in ns and counts the timer's own interval: subtract it for the delay.
+    const ms = (ns: number) => Math.max(0, Math.round((ns / 1e6 - resolutionMs) * 10) / 10);
+    return { p50: ms(histogram.percentile(50)), p95: ms(histogram.percentile(95)), max: ms(histogram.max) };
+  };
+  return {
+    take() {
+      const result = summary();
+      histogram.reset();
+      return result;
+    },
+    peek: summary,
+    close: () => histogram.disable(),
+  };
 }

@@ -5,6 +5,7 @@ import type { ShedReason } from '../../contract/index.ts';
 export interface TraceSink {
   recordWait(trace: RequestTrace, durationMs: number): void;
   recordQuery(trace: RequestTrace, durationMs: number): void;
+  recordDatabase(trace: RequestTrace, durationMs: number): void;
   recordShed(trace: RequestTrace, reason: ShedReason): void;
   recordFinish(trace: RequestTrace, status: number, handlerMs: number): void;
   now(): number;
@@ -39,6 +40,15 @@ export class RequestTrace {
   /** Time one database query took, ms. */
   recordQueryMs(durationMs: number): void {
     if (!this.#finished) this.#sink.recordQuery(this, durationMs);
+  }
+
+  /**
+   * The database's own time for one query, ms, as the database measured it (for example
+   * `clock_timestamp() - statement_timestamp()` returned with the result). Unlike the query
+   * time the service sees, it leaves out how long the event loop took to read the result.
+   */
+  recordDatabaseMs(durationMs: number): void {
+    if (!this.#finished) this.#sink.recordDatabase(this, durationMs);
   }
 
   /** Marks the request as refused; call before answering 503. At most once. */

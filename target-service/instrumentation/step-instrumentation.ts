@@ -4,7 +4,7 @@ import type pg from 'pg';
 import type { ServiceSettings, ShedReason } from '../../contract/index.ts';
 import { ServiceMetrics } from './metrics.ts';
 import { instrumentPool, type PoolProbe } from './pool-instrumentation.ts';
-import type { Clock, ProcessProbe } from './process-probe.ts';
+import { type Clock, type ProcessProbe, systemLoopDelayMonitor } from './process-probe.ts';
 import { RequestTrace, type TraceSink } from './request-trace.ts';
 import { StepRecorder } from './step-recorder.ts';
 import { runWithTrace } from './trace-context.ts';
@@ -33,6 +33,7 @@ export const CLIENT_CLOSED_STATUS = 499;
 const NOOP_SINK: TraceSink = {
   recordWait() {},
   recordQuery() {},
+  recordDatabase() {},
   recordShed() {},
   recordFinish() {},
   now: () => 0,
@@ -73,6 +74,7 @@ export class StepInstrumentation {
       settings: options.settings,
       ...(options.clock ? { clock: options.clock } : {}),
       ...(options.probe ? { probe: options.probe } : {}),
+      ...(this.enabled ? { loopDelay: systemLoopDelayMonitor() } : {}),
     });
     if (this.enabled) {
       this.#probe = instrumentPool(options.pool, this.recorder, {

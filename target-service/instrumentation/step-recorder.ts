@@ -4,6 +4,8 @@ import { LatencyHistogram } from '../../lib/latency-histogram.ts';
 import { PoolWindow } from './pool-window.ts';
 import {
   type Clock,
+  type LoopDelayMonitor,
+  type LoopDelaySummary,
   type ProcessMark,
   type ProcessProbe,
   ProcessWindow,
@@ -26,6 +28,8 @@ export interface StepRecorderOptions {
   timelineSeconds?: number;
   /** Distinct step buckets before `overflow`; default 256. */
   maxBuckets?: number;
+  /** Event-loop delay per step; none by default (StepInstrumentation passes Node's). */
+  loopDelay?: LoopDelayMonitor;
 }
 
 class Bucket {
@@ -34,10 +38,17 @@ class Bucket {
   readonly wait = new LatencyHistogram();
   readonly query = new LatencyHistogram();
   readonly handler = new LatencyHistogram();
+  readonly database = new LatencyHistogram();
   readonly pool = new PoolWindow();
   readonly process = new ProcessWindow();
   requests = 0;
   served = 0;
+  /** What completed while this step was current (see StepWindow). */
+  windowServed = 0;
+  windowShed = 0;
+  windowAnswered = 0;
+  /** Event-loop delay over the time this step was current, once it is no longer current. */
+  loopDelay: LoopDelaySummary | null = null;
   lastMs: number;
 
   constructor(
@@ -66,6 +77,7 @@ export class StepRecorder implements TraceSink {
   readonly #probe: ProcessProbe;
   readonly #maxBuckets: number;
   readonly #timelineSeconds: number;
+  readonly #loopDelay: LoopDelayMonitor | undefined;
   #buckets = new Map<string, Bucket>();
   #current: Bucket | undefined;
   #currentMark: ProcessMark;
@@ -84,6 +96,7 @@ export class StepRecorder implements TraceSink {
     this.#probe = options.probe ?? systemProbe;
     this.#maxBuckets = options.maxBuckets ?? MAX_STEP_BUCKETS;
     this.#timelineSeconds = options.timelineSeconds ?? 3600;
+    this.#loopDelay = options.loopDelay;
     this.#startedMs = this.#clock.now();
     this.#sinceMs = this.#startedMs;
     this.#currentMark = takeMark(this.#clock, this.#probe);
@@ -99,6 +112,7 @@ export class StepRecorder implements TraceSink {
   stopTicking(): void {
     if (this.#tick) clearInterval(this.#tick);
     this.#tick = undefined;
+    this.#loopDelay?.close();
   }
 
   now(): number {
@@ -136,23 +150,32 @@ export class StepRecorder implements TraceSink {
     (trace.bucketRef as Bucket).query.record(durationMs);
   }
 
+  recordDatabase(trace: RequestTrace, durationMs: number): void {
+    (trace.bucketRef as Bucket).database.record(durationMs);
+  }
+
   recordShed(trace: RequestTrace, reason: ShedReason): void {
     (trace.bucketRef as Bucket).sheds[reason]++;
     const now = this.#clock.now();
     this.#advance(now);
     this.#timeline.countShed(now);
+    if (this.#current) this.#current.windowShed++;
   }
 
   recordFinish(trace: RequestTrace, status: number, handlerMs: number): void {
     const bucket = trace.bucketRef as Bucket;
     bucket.handler.record(handlerMs);
     bucket.requestsByStatus.set(status, (bucket.requestsByStatus.get(status) ?? 0) + 1);
-    if (status === 200) {
-      bucket.served++;
-      const now = this.#clock.now();
-      this.#advance(now);
-      this.#timeline.countServed(now);
+    const now = this.#clock.now();
+    this.#advance(now);
+    this.#timeline.countAnswered(now, status === 200);
+    // The window counts go to the step current now, not to the step the request was sent in.
+    const current = this.#current;
+    if (current) {
+      current.windowAnswered++;
+      if (status === 200) current.windowServed++;
     }
+    if (status === 200) bucket.served++;
   }
 
   /** The `GET /steps` body: every bucket in first-seen order and the closed seconds. */
@@ -164,6 +187,7 @@ export class StepRecorder implements TraceSink {
     const steps: StepBucket[] = [...this.#buckets.values()].map((b) => {
       const process = b === this.#current ? b.process.plus(this.#currentMark, mark) : b.process;
       const windowMs = b.lastMs - b.firstMs;
+      const pool = b.pool.utilisation(poolMax);
       const statuses: Record<string, number> = {};
       for (const [status, count] of [...b.requestsByStatus].sort((x, y) => x[0] - y[0])) {
         statuses[String(status)] = count;
@@ -179,19 +203,31 @@ export class StepRecorder implements TraceSink {
         sheds: { ...b.sheds },
         waitMs: b.wait.summary(),
         queryMs: b.query.summary(),
+        databaseMs: b.database.count > 0 ? b.database.summary() : null,
         handlerMs: b.handler.summary(),
-        pool: b.pool.utilisation(poolMax),
+        pool,
         process: {
           userMs: Math.round(process.userUs / 100) / 10,
           systemMs: Math.round(process.systemUs / 100) / 10,
           cpuPct: Math.round(process.cpuPct * 10) / 10,
           eventLoopUtilization: Math.round(process.eventLoopUtilization * 1000) / 1000,
+          loopDelayMs: b === this.#current ? (this.#loopDelay?.peek() ?? null) : b.loopDelay,
+        },
+        window: {
+          ms: pool.currentMs,
+          served: b.windowServed,
+          shed: b.windowShed,
+          answered: b.windowAnswered,
+          servedPerSec:
+            pool.currentMs >= 1000
+              ? Math.round((b.windowServed / (pool.currentMs / 1000)) * 100) / 100
+              : null,
         },
       };
     });
     return {
       kind: 'plateau.server-steps',
-      schemaVersion: 1,
+      schemaVersion: 2,
       service: this.service,
       settings: this.settings,
       startedMs: Math.round(this.#startedMs),
@@ -210,6 +246,7 @@ export class StepRecorder implements TraceSink {
     this.#startedMs = now;
     this.#currentMark = takeMark(this.#clock, this.#probe);
     this.#timeline = new Timeline(this.#timelineSeconds, this.#clock, this.#probe);
+    this.#loopDelay?.take();
   }
 
   #bucketFor(key: string, now: number): Bucket {
@@ -228,6 +265,8 @@ export class StepRecorder implements TraceSink {
   #makeCurrent(bucket: Bucket): void {
     const mark = takeMark(this.#clock, this.#probe);
     this.#current?.process.addBetween(this.#currentMark, mark);
+    const delay = this.#loopDelay?.take() ?? null;
+    if (this.#current) this.#current.loopDelay = delay;
     this.#currentMark = mark;
     this.#current = bucket;
     bucket.pool.observe(this.#checkedOut, this.#waiting);

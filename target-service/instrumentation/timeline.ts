@@ -9,6 +9,7 @@ interface OpenSecond {
   pool: PoolWindow;
   served: number;
   shed: number;
+  answered: number;
 }
 
 /**
@@ -61,9 +62,11 @@ export class Timeline {
     this.#open?.pool.observe(checkedOut, waiting);
   }
 
-  /** Counts a 200 in the open second (call after advancing to `nowMs`). */
-  countServed(nowMs: number): void {
-    this.#openAt(nowMs).served++;
+  /** Counts a response in the open second, and a 200 as served (call after advancing to `nowMs`). */
+  countAnswered(nowMs: number, served: boolean): void {
+    const open = this.#openAt(nowMs);
+    open.answered++;
+    if (served) open.served++;
   }
 
   /** Counts a refusal in the open second (call after advancing to `nowMs`). */
@@ -90,7 +93,7 @@ export class Timeline {
   #newSecond(t: number, checkedOut: number, waiting: number): OpenSecond {
     const pool = new PoolWindow();
     pool.observe(checkedOut, waiting);
-    return { t, pool, served: 0, shed: 0 };
+    return { t, pool, served: 0, shed: 0, answered: 0 };
   }
 
   #close(seconds: OpenSecond[], step: string | null): void {
@@ -105,6 +108,7 @@ export class Timeline {
         step,
         served: s.served,
         shed: s.shed,
+        answered: s.answered,
         checkedOutMean: Math.round(s.pool.checkedOutMean * 1000) / 1000,
         waitingMean: Math.round(s.pool.waitingMean * 1000) / 1000,
         waitingMax: s.pool.waitingMax,
