@@ -163,13 +163,38 @@ test('generator-limited: an invalid plateau row is blamed on the generator, neve
       2000,
       1500,
       { checkedOutPct: 100, waitingMax: 8, waitP95Ms: 200 },
-      { dropped: 812, invalid: 'the generator dropped 812 iterations' },
+      {
+        dropped: 812,
+        invalid: 'the generator dropped 812 iterations; generator CPU reached 99%',
+        generator: { lagMsMax: 40, cpuPctMax: 99 },
+      },
     ),
   ];
   const v = decideVerdict(inputs(rows));
   assert.equal(v.firstLimit.resource, 'generator');
   assert.match(v.firstLimit.summary, /dropped 812/);
   assert.equal(v.safeLimit.ratePerSec, 1000, 'an invalid row is never a safe limit');
+});
+
+test('too few VUs: drops from a healthy generator make the verdict inconclusive, not "the generator"', () => {
+  const rows = [
+    row(20, 20),
+    row(
+      80,
+      62,
+      { checkedOutPct: 100, waitingMax: 8, waitP95Ms: 200 },
+      {
+        dropped: 84,
+        invalid: 'the generator dropped 84 iterations',
+        generator: { lagMsMax: 3, cpuPctMax: 40 },
+      },
+    ),
+  ];
+  const v = decideVerdict(inputs(rows, { vusMax: 85 }));
+  assert.equal(v.firstLimit.resource, 'inconclusive');
+  assert.match(v.firstLimit.summary, /r080 dropped 84 starts because every VU was busy \(vus_max 85\)/);
+  assert.doesNotMatch(v.firstLimit.summary, /generator, not the service/);
+  assert.equal(v.safeLimit.ratePerSec, 20);
 });
 
 test('no listed resource: throughput flattened, nothing saturated', () => {
@@ -242,8 +267,15 @@ test('unbounded queue (SHED=off): no errors, latency in seconds, the backlog and
   assert.match(withClient.recovery.summary, /and p95 under 250 ms within 78 s/);
   assert.equal(
     v.overload,
-    'no errors; p95 9.3 s: queueing; backlog 960 at the end of the ramp, drains in ~80 s at 50/s',
+    'zero errors because nothing was allowed to fail: past 62 served/s the excess queued; 950 waiting when the ramp ended; requests sent at r110 took p95 9.3 s; drained in 75 s at 50/s; 0 still waiting when the load stopped',
   );
+  assert.deepEqual(v.backlog, {
+    queuedAtRampEnd: 950,
+    waitP95Ms: 9300,
+    drainSeconds: 75,
+    drainPredicted: false,
+    queuedAtEnd: 0,
+  });
   assert.equal(v.recovery.seconds, 75, 'first second with an empty queue: 900 − 12·75 = 0 at t = 176');
   assert.equal(v.littlesLaw?.predictedQueueWaitMs, null, 'no queue cap, no prediction');
   assert.equal(v.safeLimit.ratePerSec, 40);
@@ -330,4 +362,89 @@ test('parseCriteria: defaults, accepted values, and every bad value reported at 
     },
   );
   assert.deepEqual(criteriaChanges(DEFAULT_CRITERIA), []);
+});
+
+/** One timeline second. */
+function second(t: number, step: string, waitingMean: number): TimelinePoint {
+  return {
+    t,
+    step,
+    served: 50,
+    shed: 0,
+    checkedOutMean: 2,
+    waitingMean,
+    waitingMax: Math.ceil(waitingMean),
+    cpuPct: 20,
+  };
+}
+
+test("recovery is judged against the recovery rate's own queue level, not an empty queue", () => {
+  const rows = [row(20, 20), row(80, 70, { checkedOutPct: 100, waitingMax: 8, waitP95Ms: 200 })];
+  // The backlog drains in 2 s (7.3 → 6.1 → 0.13), then the recovery rate's own queue hovers at 0.1–0.3.
+  const noise = [0.2, 0.3, 0.12, 0.25, 0.18, 0.3, 0.22, 0.15, 0.28, 0.2, 0.3, 0.17];
+  const timeline = [
+    second(99, 'r080', 7.5),
+    second(100, 'drain', 7.3),
+    second(101, 'drain', 6.1),
+    second(102, 'drain', 0.13),
+    ...noise.map((w, i) => second(103 + i, 'recovery', w)),
+  ];
+  const v = decideVerdict(inputs(rows, { timeline }));
+  assert.equal(v.recovery.seconds, 2);
+  assert.match(v.recovery.summary, /back to the recovery rate's own level \(waiting ≤ 0\.3\) within 2 s/);
+});
+
+test('recovery: a queue still draining or still growing at the end of the run is not recovered', () => {
+  const rows = [row(20, 20), row(80, 70, { checkedOutPct: 100, waitingMax: 8, waitP95Ms: 200 })];
+  const draining = Array.from({ length: 12 }, (_, i) =>
+    second(100 + i, i < 5 ? 'drain' : 'recovery', 300 - 20 * i),
+  );
+  const d = decideVerdict(inputs(rows, { timeline: draining }));
+  assert.equal(d.recovery.seconds, null);
+  assert.match(d.recovery.summary, /still draining when it ended/);
+  const growing = Array.from({ length: 12 }, (_, i) =>
+    second(100 + i, i < 5 ? 'drain' : 'recovery', 10 + 10 * i),
+  );
+  const g = decideVerdict(inputs(rows, { timeline: growing }));
+  assert.equal(g.recovery.seconds, null);
+  assert.match(g.recovery.summary, /still grew at the recovery rate/);
+});
+
+test("the database rule judges by the database's own time: a service-side rise from a slow event loop is not the database", () => {
+  const rows = [
+    row(20, 20, { queryP95Ms: 54, databaseP95Ms: 50.4 }),
+    row(60, 45, { queryP95Ms: 170, databaseP95Ms: 50.3, checkedOutPct: 75, loopDelayP95Ms: 15 }),
+  ];
+  const v = decideVerdict(inputs(rows));
+  assert.equal(v.firstLimit.resource, 'unlisted', 'the database did not slow down');
+  assert.ok(v.evidence.flat.some((f) => /database p95 50\.3 ms \(50\.4 ms at r020\)/.test(f)));
+  assert.match(
+    v.notes.join('\n'),
+    /the rise is the service's event loop reading results late \(loop delay p95 15 ms\)/,
+  );
+  const slowDb = [
+    row(20, 20, { queryP95Ms: 54, databaseP95Ms: 50.4 }),
+    row(60, 45, { queryP95Ms: 170, databaseP95Ms: 160, checkedOutPct: 75 }),
+  ];
+  assert.equal(decideVerdict(inputs(slowDb)).firstLimit.resource, 'database');
+});
+
+test("Little's Law per step: the pool's mean checked out against served × mean query time", () => {
+  const rows = [
+    row(20, 20, { checkedOutMean: 1.05, checkedOutPredicted: 1.04 }),
+    row(40, 40, { checkedOutMean: 3.5, checkedOutPredicted: 2.1 }),
+  ];
+  const v = decideVerdict(inputs(rows));
+  const pool = v.littlesLawChecks!.filter((c) => c.where === 'pool');
+  assert.deepEqual(
+    pool.map((c) => [c.step, c.agrees]),
+    [
+      ['r020', true],
+      ['r040', false],
+    ],
+  );
+  assert.match(
+    v.notes.join('\n'),
+    /Little's Law disagrees at r040 \(pool\): 3\.5 in flight measured, 2\.1 predicted/,
+  );
 });

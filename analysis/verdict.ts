@@ -492,8 +492,8 @@ const SETTLED_MIN_SECONDS = 3;
  * wait queue is back within the band the recovery rate settles to, and (when the client
  * side is known) client p95 in that second is under the objective.
  *
- * The band is learnt from the run: the highest time-weighted waiting mean over the last
- * 40 % of the seconds after the ramp (at least 3 s), and never under EMPTY_QUEUE_MEAN. At a
+ * The band is learnt from the run: the highest time-weighted waiting mean over the seconds
+ * where the queue had settled at the end (settledTail), never under EMPTY_QUEUE_MEAN. At a
  * busy recovery rate requests wait for a moment now and then, so an absolute "empty" would
  * call a drained queue undrained. When those seconds are too few, or the queue still grew
  * through them, the band cannot be learnt and the record says so.
@@ -522,21 +522,21 @@ function recoveryFrom(
     notes.push(
       'the server timeline has gaps after the ramp (the service restarted or stalled): recovery is approximate',
     );
-  const settledCount = Math.max(SETTLED_MIN_SECONDS, Math.ceil(after.length * SETTLED_SHARE));
   let band = EMPTY_QUEUE_MEAN;
   let bandKnown = false;
   if (after.length >= 2 * SETTLED_MIN_SECONDS) {
-    const settled = after.slice(-settledCount).map((p) => p.waitingMean);
-    const half = Math.floor(settled.length / 2);
-    const early = mean(settled.slice(0, half));
-    const late = mean(settled.slice(half));
-    if (late > 1 && late > 1.5 * early) {
+    const settled = settledTail(after.map((p) => p.waitingMean));
+    if (settled.kind !== 'settled') {
+      const trend = `waiting mean ${fmt(settled.from)} → ${fmt(settled.to)} over the last ${settled.seconds} s`;
       return {
         seconds: null,
-        summary: `not recovered: the wait queue still grew at the recovery rate (waiting mean ${fmt(early)} → ${fmt(late)} over the last ${settled.length} s)`,
+        summary:
+          settled.kind === 'growing'
+            ? `not recovered: the wait queue still grew at the recovery rate (${trend})`
+            : `not recovered within the run: the wait queue was still draining when it ended (${trend})`,
       };
     }
-    band = Math.max(EMPTY_QUEUE_MEAN, ...settled);
+    band = Math.max(EMPTY_QUEUE_MEAN, ...settled.values);
     bandKnown = true;
   } else {
     notes.push(
@@ -564,6 +564,32 @@ function recoveryFrom(
     seconds,
     summary: `${bandText}${clientKnown ? ` and p95 under ${objectiveMs} ms` : ''} within ${seconds} s of the end of the ramp`,
   };
+}
+
+type Settled =
+  | { kind: 'settled'; values: number[] }
+  | { kind: 'growing' | 'draining'; from: number; to: number; seconds: number };
+
+/**
+ * The seconds at the end of a run where the waiting count has settled: the last 40 % of
+ * them, halved while their first half still waits clearly more than their second (more
+ * than half a request and a fifth of the level: the backlog was still draining), down to
+ * 3 s. A tail that rises is `growing`; one still falling at 3 s is `draining`.
+ */
+function settledTail(waiting: number[]): Settled {
+  let k = Math.max(SETTLED_MIN_SECONDS, Math.ceil(waiting.length * SETTLED_SHARE));
+  for (;;) {
+    const tail = waiting.slice(-k);
+    const half = Math.floor(tail.length / 2);
+    const early = mean(tail.slice(0, half));
+    const late = mean(tail.slice(half));
+    // Flat: the halves differ by at most half a request or a fifth of the level.
+    const tolerance = Math.max(0.5, 0.2 * Math.max(early, late));
+    if (late - early > tolerance && late > 1) return { kind: 'growing', from: early, to: late, seconds: k };
+    if (early - late <= tolerance) return { kind: 'settled', values: tail };
+    if (k <= SETTLED_MIN_SECONDS) return { kind: 'draining', from: early, to: late, seconds: k };
+    k = Math.max(SETTLED_MIN_SECONDS, Math.ceil(k / 2));
+  }
 }
 
 function mean(values: number[]): number {

@@ -60,7 +60,7 @@ test('requests tagged r020 and r040 land in separate buckets; hostile tags are b
   await fetchText(`${service.url}/statement?account=1`);
   const report = JSON.parse((await fetchText(`${service.url}/steps`)).text) as ServerStepReport;
   assert.equal(report.kind, 'plateau.server-steps');
-  assert.equal(report.schemaVersion, 1);
+  assert.equal(report.schemaVersion, 2);
   const byStep = new Map(report.steps.map((s) => [s.step, s]));
   assert.deepEqual([...byStep.keys()], ['r020', 'r040', 'invalid', 'untagged']);
   assert.equal(byStep.get('r020')?.served, 3);
@@ -68,6 +68,12 @@ test('requests tagged r020 and r040 land in separate buckets; hostile tags are b
   assert.equal(byStep.get('invalid')?.requests, 4);
   assert.equal(byStep.get('r020')?.queryMs.count, 3, 'each query timed and attributed to its step');
   assert.equal(byStep.get('r020')?.waitMs.count, 3);
+  assert.equal(byStep.get('r020')?.databaseMs?.count, 3, "the database's own time, from the query's result");
+  assert.ok((byStep.get('r020')?.databaseMs?.p50 ?? 0) >= 1, 'QUERY_MS=1 runs at least 1 ms in the database');
+  // Served by window: completions count in the step current when they finish. r040 stays
+  // current through the hostile and untagged requests, so its window holds their 200s too.
+  assert.equal(byStep.get('r020')?.window?.served, 3);
+  assert.equal(byStep.get('r040')?.window?.served, 2 + 4 + 1);
   assert.deepEqual(report.settings, {
     poolMax: 4,
     queueMax: 8,
