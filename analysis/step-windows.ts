@@ -112,7 +112,9 @@ function windowsFromPlan(
     const span = phase(step.key);
     if (!span) continue;
     placed.push([step.key, span]);
-    lo = Math.max(lo, step.sendMaxS - span[1]);
+    // A rate step's last sends bound the start from below; the phases after the ramp do
+    // not: with jittered arrivals the last iterations read their tag up to a jitter late.
+    if (offeredFromTag(step.key) !== null) lo = Math.max(lo, step.sendMaxS - span[1]);
     hi = Math.min(hi, step.sendMinS + resolutionS - span[0]);
   }
   if (placed.length === 0 || lo - hi > PLAN_SLACK_SECONDS) return undefined;

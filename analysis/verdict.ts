@@ -141,8 +141,18 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
   const saturated: string[] = [];
   const flat: string[] = [];
   if (plateauRow) {
-    const s = plateauRow.server;
     const b = baseline?.server;
+    // The knee step is often only partly past the limit (its ramp from the previous rate,
+    // and jittered arrivals smeared across its start): when nothing listed saturated there,
+    // the evidence is read at the next valid step past it.
+    const next = beyond.slice(1).find((r) => !r.invalid && r.server);
+    const saturatesAt = (r: SaturationRow | undefined) => {
+      if (!r?.server || !b) return false;
+      const j = judgeRow(r.server, b, settings, criteria);
+      return j.poolFull || j.cpuFull || j.queryRose;
+    };
+    const evidenceRow = !saturatesAt(plateauRow) && saturatesAt(next) ? next! : plateauRow;
+    const s = evidenceRow.server;
     if (plateauRow.invalid && generatorCouldNotKeepUp(plateauRow)) {
       resource = 'generator';
       summary = `the load generator, not the service: ${plateauRow.invalid}`;
@@ -156,21 +166,12 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
     } else if (s && b) {
       const poolMax = settings?.poolMax ?? null;
       const queueMax = settings?.queueMax ?? null;
-      const pct = s.checkedOutPct ?? 0;
-      const waitJumped = s.waitP95Ms >= 5 * Math.max(b.waitP95Ms, 1);
-      const queueFull = queueMax !== null ? s.waitingMax >= queueMax : s.waitingMean >= 1;
-      const poolFull = pct >= criteria.poolSaturatedPct && (queueFull || waitJumped);
-      // A Node service saturates its one event-loop thread even when other threads keep
-      // total CPU under a core: either figure counts.
-      const cpuFull =
-        s.cpuPct >= criteria.cpuSaturatedPct || s.eventLoopUtilization >= criteria.loopSaturated;
-      // The database's own time isolates it from the service's event loop; the query time
-      // the service saw is the fallback for services that do not report it.
-      const dbKnown = s.databaseP95Ms != null && b.databaseP95Ms != null;
-      const dbNow = dbKnown ? s.databaseP95Ms! : s.queryP95Ms;
-      const dbBase = dbKnown ? b.databaseP95Ms! : b.queryP95Ms;
-      const queryRose =
-        dbNow >= criteria.queryRise * Math.max(dbBase, 0.001) && pct < criteria.poolSaturatedPct;
+      const { pct, poolFull, cpuFull, queryRose, dbKnown, dbNow, dbBase } = judgeRow(
+        s,
+        b,
+        settings,
+        criteria,
+      );
       const poolText = `pool ${fmt(pct, 0)}% checked out${poolMax ? ` of ${poolMax}` : ''}`;
       const waitText = `waiting mean ${fmt(s.waitingMean)}, max ${s.waitingMax}${queueMax !== null ? ` (queue cap ${queueMax})` : ''}`;
       const waitP95Text = `wait p95 ${fmt(s.waitP95Ms)} ms (${fmt(b.waitP95Ms)} ms at ${baseline!.step})`;
@@ -331,6 +332,30 @@ const NEXT_LIMIT: Record<LimitResource, string> = {
     'instrument what is not listed: other pools (HTTP clients, thread pools), the network link, the generator host',
   none: 'raise the steps until served throughput stops following offered load',
 };
+
+/** Which listed resources saturated in a row's server figures, against the first step's. */
+function judgeRow(
+  s: NonNullable<SaturationRow['server']>,
+  b: NonNullable<SaturationRow['server']>,
+  settings: ServiceSettings | null,
+  criteria: VerdictCriteria,
+) {
+  const queueMax = settings?.queueMax ?? null;
+  const pct = s.checkedOutPct ?? 0;
+  const waitJumped = s.waitP95Ms >= 5 * Math.max(b.waitP95Ms, 1);
+  const queueFull = queueMax !== null ? s.waitingMax >= queueMax : s.waitingMean >= 1;
+  const poolFull = pct >= criteria.poolSaturatedPct && (queueFull || waitJumped);
+  // A Node service saturates its one event-loop thread even when other threads keep
+  // total CPU under a core: either figure counts.
+  const cpuFull = s.cpuPct >= criteria.cpuSaturatedPct || s.eventLoopUtilization >= criteria.loopSaturated;
+  // The database's own time isolates it from the service's event loop; the query time
+  // the service saw is the fallback for services that do not report it.
+  const dbKnown = s.databaseP95Ms != null && b.databaseP95Ms != null;
+  const dbNow = dbKnown ? s.databaseP95Ms! : s.queryP95Ms;
+  const dbBase = dbKnown ? b.databaseP95Ms! : b.queryP95Ms;
+  const queryRose = dbNow >= criteria.queryRise * Math.max(dbBase, 0.001) && pct < criteria.poolSaturatedPct;
+  return { pct, poolFull, cpuFull, queryRose, dbKnown, dbNow, dbBase };
+}
 
 function totalFailuresOf(row: SaturationRow): number {
   const f = row.failures;
