@@ -23,6 +23,20 @@ async function study(
   return { analysis, manifest, stderr: result.stderr };
 }
 
+/** A 2-connection pool, 20 ms queries, and three 3 s steps past its ~80/s ceiling. */
+const SMALL = [
+  '--set',
+  'POOL_MAX=2',
+  '--set',
+  'QUERY_MS=20',
+  '--steps',
+  '40,120,160',
+  '--hold',
+  '3',
+  '--ramp',
+  '1',
+];
+
 const rateRows = (a: AnalysisResult) => a.table.filter((r) => r.offeredPerSec !== null);
 
 // POOL_MAX=2 and a 20 ms query hold a connection ~25 ms: a ceiling near 2 ÷ 0.025 s = 80/s
@@ -30,18 +44,9 @@ const rateRows = (a: AnalysisResult) => a.table.filter((r) => r.offeredPerSec !=
 // leave a backlog of about (120 − 80)·3 + (160 − 80)·3 = 360, which drains at 80 − 20 = 60/s.
 test('an unbounded queue: served stops following sent, the pool is named, and the backlog and its drain are reported', async () => {
   const { analysis, manifest } = await study([
-    '--set',
-    'POOL_MAX=2',
-    '--set',
-    'QUERY_MS=20',
+    ...SMALL,
     '--set',
     'SHED=off',
-    '--steps',
-    '40,120,160',
-    '--hold',
-    '3',
-    '--ramp',
-    '1',
     '--recovery',
     '12',
     '--recovery-rate',
@@ -82,22 +87,7 @@ test('an unbounded queue: served stops following sent, the pool is named, and th
 });
 
 test('shedding: the same pool is named and excess is refused, with the backlog gone within seconds of the ramp', async () => {
-  const { analysis } = await study([
-    '--set',
-    'POOL_MAX=2',
-    '--set',
-    'QUERY_MS=20',
-    '--steps',
-    '40,120,160',
-    '--hold',
-    '3',
-    '--ramp',
-    '1',
-    '--recovery',
-    '10',
-    '--recovery-rate',
-    '20',
-  ]);
+  const { analysis } = await study([...SMALL, '--recovery', '10', '--recovery-rate', '20']);
   const v = analysis.verdict;
   assert.equal(v.firstLimit.resource, 'pool', JSON.stringify(v, null, 1));
   assert.match(v.overload, /^503 \+ Retry-After/);
@@ -115,16 +105,7 @@ test('shedding: the same pool is named and excess is refused, with the backlog g
 
 test('jittered arrivals: the pool is still named (enough VUs for the sleeps), never the generator', async () => {
   const { analysis, manifest } = await study([
-    '--set',
-    'POOL_MAX=2',
-    '--set',
-    'QUERY_MS=20',
-    '--steps',
-    '40,120,160',
-    '--hold',
-    '3',
-    '--ramp',
-    '1',
+    ...SMALL,
     '--recovery',
     '4',
     '--recovery-rate',
