@@ -150,3 +150,22 @@ export interface ServerStepReport {
   /** The last seconds of activity, oldest first (bounded ring buffer). */
   timeline: TimelinePoint[];
 }
+
+/**
+ * The JSON body of `GET /steps/live`: what a progress line needs, in constant time. A
+ * harness polls this during the load; `GET /steps` summarises every histogram and is read
+ * once, after it (see docs/instrumentation.md, "Reading it during a run").
+ */
+export interface ServerLiveReport {
+  kind: 'plateau.server-live';
+  schemaVersion: 1;
+  /** When this report was produced, epoch ms. */
+  generatedMs: number;
+  /** The step current now (`null` before any tagged request). */
+  step: string | null;
+  /** Connections checked out and requests waiting for one, now. */
+  checkedOut: number;
+  waiting: number;
+  /** The newest closed second of the timeline, or `null` before the first closes. */
+  last: TimelinePoint | null;
+}

@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { AnalysisResult, RunManifest } from '../contract/index.ts';
+import { sendJson } from '../target-service/instrumentation/step-instrumentation.ts';
+import { StepRecorder } from '../target-service/instrumentation/step-recorder.ts';
 import { PLATEAU_BIN, plateau } from './helpers/cli.ts';
 import { processesMatching, waitFor } from './helpers/processes.ts';
 import { startTestServer } from './helpers/test-server.ts';
@@ -211,6 +213,38 @@ test('--engine k6 drives a k6 binary with the same flags and collects its files'
   const runDir = /run directory: (\S+)/.exec(result.stdout)?.[1];
   const manifest = JSON.parse(await readFile(join(runDir!, 'run.json'), 'utf8')) as RunManifest;
   assert.equal(manifest.engine.version, 'k6 v1.0.0-fake (plateau test stand-in)');
+});
+
+test('during the load the study polls /steps/live, and reads the whole /steps report only before and after', async () => {
+  // A real recorder behind a test server: /steps summarises every histogram, which stalls
+  // a busy service's event loop, so polling it every second lowered the plateau measured.
+  const recorder = new StepRecorder({
+    service: 'polled',
+    settings: { poolMax: null, queueMax: null, acquireTimeoutMs: null, shed: null, extra: {} },
+  });
+  recorder.startTicking();
+  after(() => recorder.stopTicking());
+  const server = await startTestServer({
+    handle: (req, res) => {
+      const path = req.url?.split('?')[0];
+      if (path === '/steps') return sendJson(res, 200, recorder.report());
+      if (path === '/steps/live') return sendJson(res, 200, recorder.live());
+      const trace = recorder.beginRequest(req.headers['x-load-step']);
+      res.end('ok');
+      trace.finish(200);
+    },
+  });
+  const result = await plateau([
+    'run',
+    ...['--target', server.url, '--steps', '5,10', '--hold', '2', '--ramp', '1', '--recovery', '2'],
+    ...['--out', out, '--json'],
+  ]);
+  assert.equal(result.code, 0, result.stderr);
+  const gets = (path: string) => server.requests.filter((r) => r.url.split('?')[0] === path).length;
+  assert.ok(gets('/steps/live') >= 3, `${gets('/steps/live')} polls of /steps/live`);
+  assert.ok(gets('/steps') <= 2, `${gets('/steps')} reads of /steps: one to detect it, one to collect`);
+  const analysis = JSON.parse(result.stdout) as AnalysisResult & { runDir: string };
+  assert.ok(existsSync(join(analysis.runDir, 'server.json')));
 });
 
 test('a missing k6 binary is named, with how to install it or use the embedded engine', async () => {

@@ -16,8 +16,10 @@ export function registerServe(program: Command): void {
 GET /statement?account=<id> borrows a connection from a node-postgres pool, runs a
 stand-in query (SELECT pg_sleep), renders and gzips a statement, and answers 200.
 Overload is refused with 503 + Retry-After (reason queue or timeout) unless SHED=off.
-GET /steps reports per-step figures, POST /steps/reset clears them, GET /metrics
-serves Prometheus text, GET /healthz answers ok.
+GET /steps reports per-step figures (read it after a run: it summarises every
+histogram), GET /steps/live the current step and last second (cheap, for polling),
+POST /steps/reset clears them, GET /metrics serves Prometheus text, GET /healthz
+answers ok.
 
 Settings come from environment variables (defaults in brackets):
   PORT [${SERVICE_DEFAULTS.port}]            HOST [${SERVICE_DEFAULTS.host}]

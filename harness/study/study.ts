@@ -8,6 +8,7 @@ import {
   ERROR_CODES,
   PlateauError,
   type RunManifest,
+  type ServerLiveReport,
   type ServerStepReport,
   type VuSizing,
 } from '../../contract/index.ts';
@@ -142,6 +143,21 @@ async function fetchSteps(url: string): Promise<ServerStepReport | undefined> {
   }
 }
 
+/** The service's live figures; 'absent' when it has no `/steps/live` (then stop asking). */
+async function fetchLive(url: string): Promise<ServerLiveReport | 'absent' | undefined> {
+  try {
+    const res = await request(`${url}/steps/live`, { headersTimeout: 2000, bodyTimeout: 2000 });
+    if (res.statusCode !== 200) {
+      await res.body.dump();
+      return res.statusCode === 404 ? 'absent' : undefined;
+    }
+    const body = (await res.body.json()) as ServerLiveReport;
+    return body.kind === 'plateau.server-live' ? body : 'absent';
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Runs a study once with `vus`. Resources stop in reverse order (engine, service, database)
  * on success, failure and signals; everything gathered is written to the run directory,
@@ -252,9 +268,14 @@ async function runOnce(
     const startedMs = Date.now();
     const onAbort = () => load?.child.kill('SIGINT');
     options.signal?.addEventListener('abort', onAbort, { once: true });
+    // The live figures come from `GET /steps/live`, constant time on the service: polling
+    // the whole report instead stalled its event loop and lowered the plateau it measured
+    // (docs/instrumentation.md, "Reading it during a run").
+    let polling = hasSteps;
     const ticker = setInterval(async () => {
-      const report = hasSteps ? await fetchSteps(url) : undefined;
-      const last = report?.timeline.at(-1);
+      const live = polling ? await fetchLive(url) : undefined;
+      if (live === 'absent') polling = false;
+      const last = live && live !== 'absent' ? live.last : undefined;
       if (last?.step) manifest.reachedStep = last.step;
       progress({
         phase: 'load',

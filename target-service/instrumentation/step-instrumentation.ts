@@ -87,13 +87,17 @@ export class StepInstrumentation {
   }
 
   /**
-   * Answers `GET /steps`, `POST /steps/reset` and `GET /metrics`; returns false for any
+   * Answers `GET /steps`, `GET /steps/live`, `POST /steps/reset` and `GET /metrics`; returns false for any
    * other request so the caller handles it.
    */
   handleAdminRoute(req: IncomingMessage, res: ServerResponse): boolean {
     const path = (req.url ?? '/').split('?')[0];
     if (path === '/steps' && req.method === 'GET') {
       sendJson(res, 200, this.recorder.report());
+      return true;
+    }
+    if (path === '/steps/live' && req.method === 'GET') {
+      sendJson(res, 200, this.recorder.live());
       return true;
     }
     if (path === '/steps/reset' && req.method === 'POST') {
@@ -115,7 +119,7 @@ export class StepInstrumentation {
       );
       return true;
     }
-    if (path === '/steps' || path === '/steps/reset' || path === '/metrics') {
+    if (path === '/steps' || path === '/steps/live' || path === '/steps/reset' || path === '/metrics') {
       sendJson(res, 405, { error: `method ${req.method} not allowed on ${path}` });
       return true;
     }

@@ -184,3 +184,40 @@ test('reset forgets buckets but keeps the live pool state', () => {
   assert.equal(r040.pool.checkedOutMean, 3, 'connections still checked out are still counted');
   assert.equal(r040.pool.waitingMax, 1);
 });
+
+test('/steps/live gives the current step, the pool now and the newest closed second', () => {
+  const { clock, steps } = recorder();
+  assert.deepEqual(
+    { step: steps.live().step, last: steps.live().last, checkedOut: steps.live().checkedOut },
+    { step: null, last: null, checkedOut: 0 },
+  );
+  const start = clock.ms; // a whole second
+  steps.beginRequest('r020').finish(200);
+  steps.poolState(3, 2);
+  clock.advance(1500);
+  steps.beginRequest('r040');
+  const live = steps.live();
+  assert.equal(live.kind, 'plateau.server-live');
+  assert.equal(live.step, 'r040');
+  assert.equal(live.checkedOut, 3);
+  assert.equal(live.waiting, 2);
+  assert.equal(live.generatedMs, start + 1500);
+  assert.equal(live.last?.t, start / 1000, 'the first second closed');
+  assert.equal(live.last?.served, 1);
+  assert.equal(live.last?.checkedOutMean, 3);
+});
+
+test('a summary is kept until a value arrives, then recomputed', () => {
+  const { clock, steps } = recorder();
+  const trace = steps.beginRequest('r020');
+  steps.recordWait(trace, 10);
+  assert.equal(bucket(steps, 'r020').waitMs.max, 10);
+  const again = bucket(steps, 'r020').waitMs;
+  again.max = -1; // a caller changing its copy must not change the next report
+  assert.equal(bucket(steps, 'r020').waitMs.max, 10);
+  steps.recordWait(trace, 2500);
+  clock.advance(10);
+  const wait = bucket(steps, 'r020').waitMs;
+  assert.equal(wait.count, 2);
+  assert.ok(Math.abs(wait.max - 2500) < 2.5, `max ${wait.max}`);
+});

@@ -1,5 +1,11 @@
 // Per-step buckets of everything the service saw, keyed by the X-Load-Step header.
-import type { ServerStepReport, ServiceSettings, ShedReason, StepBucket } from '../../contract/index.ts';
+import type {
+  ServerLiveReport,
+  ServerStepReport,
+  ServiceSettings,
+  ShedReason,
+  StepBucket,
+} from '../../contract/index.ts';
 import { LatencyHistogram } from '../../lib/latency-histogram.ts';
 import { PoolWindow } from './pool-window.ts';
 import {
@@ -234,6 +240,21 @@ export class StepRecorder implements TraceSink {
       generatedMs: Math.round(now),
       steps,
       timeline: this.#timeline.points(),
+    };
+  }
+
+  /** The `GET /steps/live` body: constant time, whatever the run's length or latencies. */
+  live(): ServerLiveReport {
+    const now = this.#clock.now();
+    this.#advance(now);
+    return {
+      kind: 'plateau.server-live',
+      schemaVersion: 1,
+      generatedMs: Math.round(now),
+      step: this.#current?.key ?? null,
+      checkedOut: this.#checkedOut,
+      waiting: this.#waiting,
+      last: this.#timeline.last(),
     };
   }
 

@@ -74,6 +74,11 @@ export class Timeline {
     this.#openAt(nowMs).shed++;
   }
 
+  /** The newest closed second. */
+  last(): TimelinePoint | null {
+    return this.#points.at(-1) ?? null;
+  }
+
   /** Closed seconds, oldest first. */
   points(): TimelinePoint[] {
     return this.#points.slice();
