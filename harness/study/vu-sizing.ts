@@ -31,7 +31,9 @@ export const MAX_PLANNED_VUS = 10_000;
  * excess bounds the time by its acquire timeout; one that queues it holds every request
  * past its ceiling, so the backlog Σ (rate − ceiling) × hold is in flight by the end of the
  * ramp. The ceiling is predicted from the pool (connections ÷ hold time per request), with
- * a hold time padded by 40 % (under a deep queue the service reads results late, so each request holds its connection longer than the query runs: docs/capacity-study.md). A user's own target
+ * the hold time padded by 40 %: a connection is held past its query while the releasing
+ * request renders its statement before the next waiter runs (Little's Law note in the
+ * record), and a lower predicted ceiling only errs towards more VUs. A user's own target
  * is planned at 1 s per request; if that proves short, the study reruns (resizeAfterDrops).
  */
 export function planVus(inputs: SizingInputs): VuSizing {
