@@ -13,8 +13,12 @@ export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const SCRIPT_NAMES = ['capacity', 'constant-rate', 'breakpoint', 'concurrency'] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 
-/** k6's JS runtime accepts ES2020 syntax; newer syntax is lowered by esbuild. */
-const K6_TARGET = 'es2020';
+/**
+ * The syntax level every supported k6 accepts: k6 before v1 passes scripts through an old
+ * Babel that rejects `??`, `?.` and object spread (ES2018+), while ES2017 keeps async/await
+ * and ES modules. esbuild lowers anything newer (../shared/k6/README.md).
+ */
+export const K6_TARGET = 'es2017';
 
 /** One bundle written by {@link buildK6Scripts}. */
 export interface BuiltScript {
@@ -52,7 +56,7 @@ export async function buildK6Scripts(
       logLevel: 'silent',
       legalComments: 'none',
       banner: {
-        js: "// Built by plateau (npm run build:k6) from scripts/*.ts. Runs on k6 v1/v2 and plateau's engine.",
+        js: "// Built by plateau (npm run build:k6) from scripts/*.ts. Runs on k6 v0.43+, v1, v2 and plateau's engine.",
       },
     });
   } catch (error) {

@@ -8,8 +8,8 @@ export function registerBuild(program: Command): void {
     .command('build')
     .summary('bundle scripts/*.ts into dist/k6/*.js (also: npm run build:k6)')
     .description(
-      `Bundles the TypeScript k6 scripts with esbuild: ESM, ES2020, k6 and k6/* left external,
-no Node built-ins. The bundles run unchanged on real k6 (v1/v2) and on plateau's engine.`,
+      `Bundles the TypeScript k6 scripts with esbuild: ESM, ES2017 (what every k6 from v0.43 to v2 loads), k6 and k6/* left external,
+no Node built-ins. The bundles run unchanged on real k6 (v0.43 and later) and on plateau's engine.`,
     )
     .option('-o, --out-dir <dir>', 'where to write the bundles', 'dist/k6')
     .addHelpText(

@@ -42,7 +42,7 @@ export function formatDuration(seconds: number): string {
  * `check()` then throws one SettingsError that names every bad variable and what is accepted.
  */
 export class SettingsReader {
-  // TypeScript-private rather than #private: bundles target ES2020, where #fields
+  // TypeScript-private rather than #private: bundles target ES2017, where #fields
   // would be lowered to WeakMap helpers.
   private readonly env: Env;
   private readonly problems: string[] = [];
