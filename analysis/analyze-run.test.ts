@@ -217,3 +217,30 @@ test("a client file with fewer requests than k6's summary counted is flagged as 
   const out = await analyzePath(run);
   assert.match(out.analysis.verdict.notes.join(' '), /holds 5 of the 50 requests k6's summary counted/);
 });
+
+test("generator.json supplies a k6 run's generator CPU, and a saturated machine is noted", async () => {
+  const run = await runWithRequests('run-generator', 20, 'r020');
+  const t0 = 1_800_000_000;
+  const seconds = Array.from({ length: 20 }, (_, i) => ({
+    t: t0 + i,
+    cpuPct: 198,
+    usablePct: i === 10 ? 99 : 60,
+    machinePct: 97,
+  }));
+  await writeFile(
+    join(run, 'generator.json'),
+    JSON.stringify({
+      kind: 'plateau.generator-cpu',
+      schemaVersion: 1,
+      engine: 'k6',
+      usableCores: 2,
+      seconds,
+    }),
+  );
+  const { analysis } = await analyzePath(run);
+  const row = analysis.table.find((r) => r.step === 'r020')!;
+  assert.equal(row.generator.cpuPctMax, 99, 'the busiest second, as % of the cores k6 can use');
+  assert.match(analysis.verdict.notes.join('\n'), /machine's CPU was saturated during r020/);
+  await writeFile(join(run, 'generator.json'), '{"kind":"plateau.generator-cpu","schemaVersion":9}');
+  await rejectsWith(run, /generator\.json has schemaVersion 9, newer than this plateau reads/);
+});

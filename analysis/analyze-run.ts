@@ -4,6 +4,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import {
   type AnalysisResult,
   ERROR_CODES,
+  type GeneratorCpuReport,
   PlateauError,
   type RunManifest,
   type SaturationRow,
@@ -26,6 +27,9 @@ export const CLIENT_FILES = ['k6.csv.gz', 'k6.csv', 'k6.ndjson.gz', 'k6.ndjson',
 
 /** k6's script defaults, used when there is no run.json to say otherwise. */
 const DEFAULT_OBJECTIVES = { p95Ms: 250, failRate: 0.01 };
+
+/** Machine-wide busy CPU, mean over a step, at which the shared machine is noted as a limit. */
+const MACHINE_SATURATED_PCT = 95;
 
 /** What an analysis produced, rendered. */
 export interface AnalysisOutput {
@@ -102,6 +106,8 @@ export async function analyze(options: {
   summaryFile?: string | undefined;
   /** The verdict's thresholds (default DEFAULT_CRITERIA). */
   criteria?: VerdictCriteria;
+  /** generator.json: the generator's CPU from /proc, for an engine that reports none itself. */
+  generatorFile?: string | undefined;
 }): Promise<AnalysisOutput> {
   const criteria = options.criteria ?? DEFAULT_CRITERIA;
   const manifest = options.manifestFile
@@ -133,6 +139,10 @@ export async function analyze(options: {
         }
       : undefined,
   );
+  const generator = options.generatorFile
+    ? await readJson<GeneratorCpuReport>(options.generatorFile, 'plateau.generator-cpu')
+    : undefined;
+  const generatorNotes = generator ? useGeneratorCpu(client.cpuPctBySecond, generator) : () => [];
   const rows = buildSaturationTable(client, server, manifest, { steady: options.steady === true });
   const clockOffsetS = clockOffset(rows, server);
   const drainRow = rows.find((r) => r.step === 'drain' || r.step === 'recovery');
@@ -156,7 +166,7 @@ export async function analyze(options: {
     clientLoadEndS: lastRow?.window?.endS ?? null,
     clockOffsetS: clockOffsetS ?? 0,
   });
-  verdict.notes.push(...client.windows.notes);
+  verdict.notes.push(...client.windows.notes, ...generatorNotes(rows));
   if (clockOffsetS !== null && Math.abs(clockOffsetS) >= 1) {
     verdict.notes.push(
       `the client's and the server's clocks differ by about ${Math.round(clockOffsetS * 10) / 10} s (from when each saw the steps begin): each side's windows use its own clock, and recovery shifts the client's seconds to match`,
@@ -246,6 +256,36 @@ export async function analyze(options: {
 }
 
 /**
+ * Gives the saturation table the generator's CPU from generator.json where the k6 output
+ * has none (real k6 writes no engine_cpu_pct), as % of the cores it can use, so that a
+ * saturated k6 is marked like a saturated engine. Returns what to note of the machine.
+ */
+function useGeneratorCpu(
+  cpuPctBySecond: Map<number, number>,
+  report: GeneratorCpuReport,
+): (rows: SaturationRow[]) => string[] {
+  if (cpuPctBySecond.size === 0) {
+    for (const s of report.seconds)
+      cpuPctBySecond.set(s.t, Math.max(cpuPctBySecond.get(s.t) ?? 0, s.usablePct));
+  }
+  return (rows) => {
+    const busy = rows.filter((r) => {
+      if (r.offeredPerSec === null || !r.window) return false;
+      const inStep = report.seconds.filter(
+        (s) => s.t >= Math.floor(r.window!.startS) && s.t < r.window!.endS,
+      );
+      const mean = inStep.reduce((a, s) => a + (s.machinePct ?? 0), 0) / Math.max(1, inStep.length);
+      return inStep.length > 0 && mean >= MACHINE_SATURATED_PCT;
+    });
+    return busy.length > 0
+      ? [
+          `the machine's CPU was saturated during ${busy.map((r) => r.step).join(', ')} (≥ ${MACHINE_SATURATED_PCT}% of every core): the generator, the service and the database competed for it, so those steps measure the machine as much as the service`,
+        ]
+      : [];
+  };
+}
+
+/**
  * Server clock minus client clock, s: the median, over the steps both sides saw, of when
  * the server saw a step's first request minus when the client's window for it began.
  * On one machine it is the network's few milliseconds; null when it cannot be told.
@@ -321,6 +361,7 @@ export async function analyzePath(
     siblings: dirname(resolve(path)),
     summaryFile: join(path, 'summary.json'),
     criteria: options.criteria,
+    generatorFile: join(path, 'generator.json'),
   });
   await writeFileAtomic(join(path, 'analysis.json'), `${JSON.stringify(output.analysis, null, 2)}\n`);
   await writeFileAtomic(join(path, 'record.txt'), output.record);

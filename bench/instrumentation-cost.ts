@@ -7,13 +7,12 @@
 //
 //   npm run bench:instrumentation -- [ratePerSec=100] [roundSeconds=10] [rounds=4]
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { openDatabase } from '../harness/db/database.ts';
+import { processCpuUs } from '../lib/proc-stat.ts';
 
 const [rate = 100, roundSeconds = 10, rounds = 4] = process.argv.slice(2).map(Number);
-const CLOCK_TICKS_PER_SEC = 100; // getconf CLK_TCK on Linux
 const bin = fileURLToPath(new URL('../bin/plateau.js', import.meta.url));
 
 interface Service {
@@ -26,9 +25,9 @@ interface Service {
 }
 
 function cpuUsOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  // After "pid (comm) ": state is field 0, utime field 11, stime field 12 (proc(5)).
-  return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SEC) * 1e6;
+  const us = processCpuUs(pid);
+  if (us === undefined) throw new Error(`process ${pid} is gone: cannot read its CPU`);
+  return us;
 }
 
 async function startService(name: string, instrument: boolean, databaseUrl: string): Promise<Service> {

@@ -8,6 +8,8 @@ export const SCHEMA_VERSIONS = {
   'plateau.server-steps': 2,
   'plateau.run': 2,
   'plateau.analysis': 2,
+  'plateau.server-live': 1,
+  'plateau.generator-cpu': 1,
 } as const;
 
 /** The `kind` field that names what an artifact is. */

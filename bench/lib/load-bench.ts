@@ -2,26 +2,17 @@
 // the arrival statistics that judge a generator from the target's side.
 
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { engineNodeFlags } from '../../engine/node-flags.ts';
+import { processCpuUs } from '../../lib/proc-stat.ts';
 
 /** The repository root. */
 export const BENCH_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-const CLK_TCK = 100;
-
-/** CPU µs (user + system) a process has used so far, from /proc. */
-function cpuUs(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) / CLK_TCK) * 1e6;
-  } catch {
-    return 0;
-  }
-}
+/** CPU µs (user + system) a process has used so far, from /proc; 0 once it is gone. */
+const cpuUs = (pid: number): number => processCpuUs(pid) ?? 0;
 
 /** Runs `command` pinned to `core` (e.g. "0" or "0,1"), sampling its CPU until it exits. */
 export async function measured(

@@ -18,6 +18,7 @@ import { SCRIPT_DEFAULTS } from '../../scripts/lib/profiles.ts';
 import { parseServiceConfig } from '../../target-service/config.ts';
 import { buildK6Scripts, PROJECT_ROOT } from '../build-scripts.ts';
 import { type LoggedChild, stopChild } from './child.ts';
+import { GeneratorProbe } from './generator-probe.ts';
 import { createRunDir, writeManifest } from './run-dir.ts';
 import { type StudyPlan, scriptEnv } from './study-options.ts';
 import {
@@ -222,6 +223,7 @@ async function runOnce(
 
   let target: ReferenceTarget | undefined;
   let load: LoggedChild | undefined;
+  let probe: GeneratorProbe | undefined;
   let baseUrl = plan.target;
   let failure: PlateauError | undefined;
   let engineCode: number | undefined;
@@ -263,6 +265,7 @@ async function runOnce(
       csvMilliseconds: k6CsvMilliseconds(manifest.engine.version),
     });
     load = started.child;
+    if (load.child.pid !== undefined) probe = new GeneratorProbe(load.child.pid, plan.engine).start();
 
     const totalSeconds = plan.steps.length * plan.holdSeconds + plan.recoverySeconds;
     const startedMs = Date.now();
@@ -322,6 +325,7 @@ async function runOnce(
           });
   } finally {
     if (load) await stopChild(load, 'SIGINT', 20_000);
+    if (probe) await writeFileAtomic(join(dir, 'generator.json'), `${JSON.stringify(probe.stop())}\n`);
     await target?.stop();
   }
 

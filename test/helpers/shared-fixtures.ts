@@ -22,19 +22,30 @@ function originPath(): string | undefined {
   }
 }
 
-/** The k6-real fixture directory, with a trailing slash. Throws a clear error when absent. */
-export function k6RealFixtures(): string {
+/** Where shared/ may be: PLATEAU_SHARED_DIR, beside the checkout, beside its origin. */
+function sharedCandidates(): string[] {
   const origin = originPath();
-  const candidates = [
+  return [
     process.env.PLATEAU_SHARED_DIR,
     join(root, '..', 'shared'),
     origin ? join(origin, '..', 'shared') : undefined,
   ].filter((c): c is string => c !== undefined);
-  for (const shared of candidates) {
-    const dir = join(shared, 'fixtures', 'k6-real');
-    if (existsSync(dir)) return `${dir}/`;
-  }
+}
+
+/** `shared/<relative>` in the first place that has it, or undefined. */
+export function sharedPath(relative: string): string | undefined {
+  return sharedCandidates()
+    .map((shared) => join(shared, relative))
+    .find((path) => existsSync(path));
+}
+
+/** The k6-real fixture directory, with a trailing slash. Throws a clear error when absent. */
+export function k6RealFixtures(): string {
+  const dir = sharedPath(join('fixtures', 'k6-real'));
+  if (dir) return `${dir}/`;
   throw new Error(
-    `the real k6 fixtures are not in ${candidates.map((c) => join(c, 'fixtures', 'k6-real')).join(' or ')}: put shared/ beside the checkout or set PLATEAU_SHARED_DIR`,
+    `the real k6 fixtures are not in ${sharedCandidates()
+      .map((c) => join(c, 'fixtures', 'k6-real'))
+      .join(' or ')}: put shared/ beside the checkout or set PLATEAU_SHARED_DIR`,
   );
 }

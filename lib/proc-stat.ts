@@ -1,0 +1,36 @@
+// CPU time of a process and of the whole machine, from Linux's /proc (proc(5)).
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+
+/** USER_HZ: /proc counts CPU time in these ticks per second on every Linux architecture. */
+const CLOCK_TICKS_PER_SEC = 100;
+
+/** CPU µs (user + system) process `pid` has used so far; undefined once it is gone. */
+export function processCpuUs(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    // After "pid (comm) ": state is field 0, utime field 11, stime field 12.
+    return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SEC) * 1e6;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Busy and total CPU ticks of the machine so far, over all cores; undefined without /proc. */
+export function machineCpuTicks(): { busy: number; total: number } | undefined {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
+    // cpu user nice system idle iowait irq softirq steal guest guest_nice
+    const v = line.trim().split(/\s+/).slice(1).map(Number);
+    const total = v.slice(0, 8).reduce((a, b) => a + b, 0);
+    const idle = (v[3] ?? 0) + (v[4] ?? 0);
+    return { busy: total - idle, total };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Cores this process may run on. */
+export function usableCores(): number {
+  return availableParallelism();
+}

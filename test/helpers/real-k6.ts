@@ -1,0 +1,121 @@
+// Finds a real k6 and runs a script on it and on the embedded engine, one after the other,
+// with the same arguments, collecting what each wrote.
+import { execFileSync, spawn } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { delimiter, join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { parse } from 'csv-parse/sync';
+import { PLATEAU_BIN } from './cli.ts';
+import { sharedPath } from './shared-fixtures.ts';
+
+/** A k6 found for the suite: its path and `k6 version` line. */
+export interface RealK6 {
+  bin: string;
+  version: string;
+}
+
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * K6_BIN, then shared/k6/k6 beside the checkout (CI lays shared/ there), then `k6` on PATH.
+ * Returns the reason as a string when there is none, for the suite's one skip line.
+ */
+export function findRealK6(): RealK6 | string {
+  const fromEnv = process.env.K6_BIN;
+  const candidates = [
+    ...(fromEnv ? [fromEnv] : []),
+    sharedPath(join('k6', 'k6')),
+    ...(process.env.PATH ?? '').split(delimiter).map((dir) => join(dir, 'k6')),
+  ].filter((c): c is string => c !== undefined);
+  const bin = candidates.find(executable);
+  if (!bin) {
+    return fromEnv
+      ? `K6_BIN=${fromEnv} is not an executable file`
+      : 'no k6: set K6_BIN, put shared/ (with k6/k6) beside the checkout, or install k6 on PATH';
+  }
+  try {
+    const version = execFileSync(bin, ['version'], { encoding: 'utf8', timeout: 10_000 })
+      .split('\n')[0]!
+      .trim();
+    return { bin, version };
+  } catch (error) {
+    return `${bin} version failed: ${(error as Error).message}`;
+  }
+}
+
+export type EngineName = 'embedded' | 'k6';
+
+/** What one engine did with a script. */
+export interface EngineOutcome {
+  engine: EngineName;
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** The `--out csv=` rows by column name ([] when none was written). */
+  rows: Record<string, string>[];
+  header: string[];
+  /** The `--summary-export` file, parsed (undefined when none was written). */
+  exported: { metrics: Record<string, Record<string, unknown>> } | undefined;
+}
+
+/**
+ * Runs `k6 run <script> <args>` or `plateau engine run <script> <args>`, adding a CSV output
+ * and a summary export in `dir` (named after the engine). Resolves when the process exits
+ * or after `timeoutMs` (then SIGKILLed, code null). `onStart` may signal the child.
+ */
+export async function runEngine(
+  engine: EngineName,
+  k6: RealK6,
+  script: string,
+  args: string[],
+  dir: string,
+  options: { timeoutMs?: number; onStart?: (child: import('node:child_process').ChildProcess) => void } = {},
+): Promise<EngineOutcome> {
+  const csv = join(dir, `${engine}.csv`);
+  const summary = join(dir, `${engine}-summary.json`);
+  const common = [
+    'run',
+    '--quiet',
+    '--no-color',
+    '--out',
+    `csv=${csv}`,
+    `--summary-export=${summary}`,
+    ...args,
+    script,
+  ];
+  const [command, argv] =
+    engine === 'k6' ? [k6.bin, common] : [process.execPath, [PLATEAU_BIN, 'engine', ...common]];
+  const child = spawn(command, argv, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, K6_NO_USAGE_REPORT: 'true' },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  options.onStart?.(child);
+  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 60_000);
+  const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+  clearTimeout(timer);
+  const text = await readFile(csv)
+    .then((b) => (b[0] === 0x1f && b[1] === 0x8b ? gunzipSync(b) : b).toString('utf8'))
+    .catch(() => '');
+  const rows = text ? (parse(text, { columns: true }) as Record<string, string>[]) : [];
+  const header = text ? text.slice(0, text.indexOf('\n')).split(',') : [];
+  const exported = await readFile(summary, 'utf8')
+    .then((t) => JSON.parse(t) as EngineOutcome['exported'])
+    .catch(() => undefined);
+  return { engine, code, stdout, stderr, rows, header, exported };
+}

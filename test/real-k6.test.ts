@@ -1,0 +1,330 @@
+// The same scripts on real k6 and on the embedded engine, against the same local server:
+// exit codes, CSV shapes and counts, statuses, schedules and a small study must agree.
+// Needs a real k6 (K6_BIN, shared/k6/k6 beside the checkout, or PATH); without one every
+// test here is skipped with one line saying why, never counted as passed.
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import type { AnalysisResult } from '../contract/index.ts';
+import { buildK6Scripts } from '../harness/build-scripts.ts';
+import { plateau } from './helpers/cli.ts';
+import {
+  type EngineName,
+  type EngineOutcome,
+  findRealK6,
+  type RealK6,
+  runEngine,
+} from './helpers/real-k6.ts';
+import { startTestServer } from './helpers/test-server.ts';
+
+const found = findRealK6();
+const k6 = typeof found === 'string' ? undefined : found;
+const skip = typeof found === 'string' ? `real-k6 suite not run: ${found}` : false;
+if (skip) process.stdout.write(`# ${skip}\n`);
+else process.stdout.write(`# real-k6 suite: ${k6!.version} (${k6!.bin})\n`);
+
+const dir = await mkdtemp(join(tmpdir(), 'plateau-real-k6-'));
+after(() => rm(dir, { recursive: true, force: true }));
+
+let scripts: Map<string, string> | undefined;
+async function bundle(name: string): Promise<string> {
+  scripts ??= new Map(
+    (await buildK6Scripts({ outDir: join(dir, 'bundles') })).map((b) => [b.name, b.outFile]),
+  );
+  return scripts.get(name)!;
+}
+
+/** Runs the script on the embedded engine, then on k6 (never both at once). */
+async function both(
+  script: string,
+  args: string[],
+  name: string,
+): Promise<Record<EngineName, EngineOutcome>> {
+  const runDir = await mkdtemp(join(dir, `${name}-`));
+  const embedded = await runEngine('embedded', k6!, script, args, runDir);
+  const real = await runEngine('k6', k6!, script, args, runDir);
+  return { embedded, k6: real };
+}
+
+const env = (vars: Record<string, string | number>) =>
+  Object.entries(vars).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
+
+/** The (metric, non-empty columns, extra-tag keys) shapes of a CSV. */
+function shapes(rows: Record<string, string>[]): string[] {
+  const set = new Set<string>();
+  for (const row of rows) {
+    const filled = Object.entries(row)
+      .filter(([key, value]) => value !== '' && key !== 'extra_tags' && key !== 'metadata')
+      .map(([key]) => key)
+      .sort();
+    const tags = (row.extra_tags ?? '')
+      .split('&')
+      .filter(Boolean)
+      .map((pair) => pair.split('=')[0])
+      .sort();
+    set.add(`${row.metric_name} [${filled.join(',')}] {${tags.join(',')}}`);
+  }
+  return [...set].sort();
+}
+
+function countBy(
+  rows: Record<string, string>[],
+  key: (row: Record<string, string>) => string,
+): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const row of rows) counts[key(row)] = (counts[key(row)] ?? 0) + 1;
+  return counts;
+}
+
+const failure = (o: EngineOutcome) => `${o.engine} exit ${o.code}\n${o.stderr.slice(-1500)}`;
+
+test('every bundled script runs on real k6 and on the engine with short settings, with the same exit codes', {
+  skip,
+}, async () => {
+  const fast = await startTestServer({ delayMs: 5 });
+  const slow = await startTestServer({ delayMs: 400 });
+  const cases: { name: string; vars: Record<string, string | number>; url: string; code: number }[] = [
+    {
+      name: 'capacity',
+      url: fast.url,
+      code: 0,
+      vars: { STEPS: '5,10', HOLD: 2, RAMP: 1, RECOVERY: 2, RECOVERY_RATE: 2 },
+    },
+    { name: 'constant-rate', url: fast.url, code: 0, vars: { RATE: 10, DURATION: '2s' } },
+    { name: 'breakpoint', url: fast.url, code: 0, vars: { START: 1, END: 10, DURATION: '3s' } },
+    { name: 'concurrency', url: fast.url, code: 0, vars: { VUS_LEVELS: '1,2', HOLD: 2 } },
+    // 400 ms answers cross the capacity script's p95 < 250 ms threshold in every step.
+    {
+      name: 'capacity',
+      url: slow.url,
+      code: 99,
+      vars: { STEPS: '5', HOLD: 2, RAMP: 1, RECOVERY: 2, RECOVERY_RATE: 2 },
+    },
+  ];
+  for (const c of cases) {
+    const runs = await both(await bundle(c.name), env({ BASE_URL: c.url, ...c.vars }), c.name);
+    for (const o of [runs.embedded, runs.k6]) assert.equal(o.code, c.code, `${c.name}: ${failure(o)}`);
+    if (c.code !== 0) continue;
+    assert.deepEqual(runs.embedded.header, runs.k6.header, `${c.name}: CSV header`);
+    assert.deepEqual(shapes(runs.embedded.rows), shapes(runs.k6.rows), `${c.name}: CSV row shapes`);
+    if (c.name === 'concurrency') continue; // VU loops: iteration counts depend on latency
+    const metrics = (o: EngineOutcome) => countBy(o.rows, (r) => r.metric_name!);
+    assert.equal(metrics(runs.embedded).http_reqs, metrics(runs.k6).http_reqs, `${c.name}: http_reqs`);
+    assert.equal(metrics(runs.embedded).iterations, metrics(runs.k6).iterations, `${c.name}: iterations`);
+    const steps = (o: EngineOutcome) =>
+      countBy(
+        o.rows.filter((r) => r.metric_name === 'http_reqs'),
+        (r) => /(?:^|&)step=([^&]*)/.exec(r.extra_tags ?? '')?.[1] ?? '',
+      );
+    assert.deepEqual(steps(runs.embedded), steps(runs.k6), `${c.name}: requests per step tag`);
+    const keys = (o: EngineOutcome) =>
+      Object.keys(o.exported?.metrics ?? {})
+        .filter((k) => !k.startsWith('engine_'))
+        .sort();
+    assert.deepEqual(keys(runs.embedded), keys(runs.k6), `${c.name}: summary-export metrics`);
+  }
+});
+
+test('200, 503 and a client timeout give the same status, expected_response and error_code on both', {
+  skip,
+}, async () => {
+  const server = await startTestServer({
+    handle: (req, res) => {
+      if (req.url?.startsWith('/busy')) {
+        res.writeHead(503, { 'retry-after': '1' });
+        res.end('busy');
+      } else if (req.url?.startsWith('/slow')) {
+        setTimeout(() => res.end('late'), 1500).unref();
+      } else res.end('ok');
+    },
+  });
+  // ES2017: old k6 compiles scripts with a Babel that rejects newer syntax.
+  const script = join(dir, 'statuses.js');
+  await writeFile(
+    script,
+    `import http from 'k6/http';
+export const options = {
+  scenarios: { s: { executor: 'constant-arrival-rate', rate: 10, timeUnit: '1s', duration: '2s', preAllocatedVUs: 20 } },
+};
+export default async function () {
+  const tags = { step: 'r010' };
+  await http.asyncRequest('GET', '${server.url}/ok', null, { tags: tags });
+  await http.asyncRequest('GET', '${server.url}/busy', null, { tags: tags });
+  await http.asyncRequest('GET', '${server.url}/slow', null, { tags: tags, timeout: '300ms' });
+}
+`,
+  );
+  const runs = await both(script, [], 'statuses');
+  for (const o of [runs.embedded, runs.k6]) assert.equal(o.code, 0, failure(o));
+  const outcome = (o: EngineOutcome) =>
+    countBy(
+      o.rows.filter((r) => r.metric_name === 'http_reqs'),
+      (r) =>
+        `${r.url?.replace(/^.*\//, '/')} status=${r.status} expected=${r.expected_response} error_code=${r.error_code}`,
+    );
+  assert.deepEqual(outcome(runs.embedded), outcome(runs.k6));
+  assert.equal(Object.keys(outcome(runs.k6)).length, 3, JSON.stringify(outcome(runs.k6)));
+  assert.deepEqual(shapes(runs.embedded.rows), shapes(runs.k6.rows));
+});
+
+test("thresholds, abortOnFail, a script exception and bad options end with k6's exit codes on both", {
+  skip,
+}, async () => {
+  const server = await startTestServer({ delayMs: 20 });
+  const cases: { name: string; source: string; code: number }[] = [
+    {
+      name: 'crossed',
+      code: 99,
+      source: `export const options = { iterations: 3, thresholds: { http_req_duration: ['p(95)<1'] } };`,
+    },
+    {
+      name: 'abort-on-fail',
+      code: 99,
+      source: `export const options = { scenarios: { s: { executor: 'constant-vus', vus: 1, duration: '20s' } },
+  thresholds: { http_req_duration: [{ threshold: 'max<1', abortOnFail: true }] } };`,
+    },
+    {
+      name: 'init-exception',
+      code: 107,
+      source: `throw new Error('broken on purpose');\nexport const options = {};`,
+    },
+    { name: 'bad-options', code: 104, source: `export const options = { vus: -1, duration: '1s' };` },
+  ];
+  for (const c of cases) {
+    const script = join(dir, `${c.name}.js`);
+    await writeFile(
+      script,
+      `import http from 'k6/http';\n${c.source}\nexport default async function () { await http.asyncRequest('GET', '${server.url}/'); }\n`,
+    );
+    const runs = await both(script, [], c.name);
+    for (const o of [runs.embedded, runs.k6]) assert.equal(o.code, c.code, `${c.name}: ${failure(o)}`);
+    if (c.name === 'abort-on-fail') {
+      // Aborted well before the 20 s, with the outputs kept.
+      for (const o of [runs.embedded, runs.k6]) {
+        const reqs = o.rows.filter((r) => r.metric_name === 'http_reqs').length;
+        assert.ok(reqs > 0 && reqs < 200, `${o.engine}: ${reqs} requests before the abort`);
+      }
+    }
+  }
+});
+
+test('SIGINT ends both with 105 and keeps what was written', { skip }, async () => {
+  const server = await startTestServer({ delayMs: 5 });
+  const script = join(dir, 'interrupt.js');
+  await writeFile(
+    script,
+    `import http from 'k6/http';
+export const options = { scenarios: { s: { executor: 'constant-arrival-rate', rate: 20, timeUnit: '1s', duration: '60s', preAllocatedVUs: 5 } } };
+export default async function () { await http.asyncRequest('GET', '${server.url}/'); }
+`,
+  );
+  const runDir = await mkdtemp(join(dir, 'interrupt-'));
+  for (const engine of ['embedded', 'k6'] as const) {
+    const o = await runEngine(engine, k6!, script, [], runDir, {
+      onStart: (child) => setTimeout(() => child.kill('SIGINT'), 3000).unref(),
+    });
+    assert.equal(o.code, 105, failure(o));
+    const reqs = o.rows.filter((r) => r.metric_name === 'http_reqs').length;
+    assert.ok(reqs >= 20 && reqs < 200, `${engine}: ${reqs} requests kept`);
+    assert.ok(o.exported?.metrics.http_reqs, `${engine}: summary export written`);
+  }
+});
+
+test('constant and ramping arrival rates: the same iterations, started at the same offsets at the target', {
+  skip,
+}, async () => {
+  const server = await startTestServer();
+  const script = join(dir, 'schedule.js');
+  await writeFile(
+    script,
+    `import http from 'k6/http';
+import exec from 'k6/execution';
+export const options = { scenarios: {
+  constant: { executor: 'constant-arrival-rate', rate: 40, timeUnit: '1s', duration: '2s', preAllocatedVUs: 10 },
+  ramping: { executor: 'ramping-arrival-rate', startRate: 0, timeUnit: '1s', preAllocatedVUs: 10, startTime: '2s',
+    stages: [{ target: 60, duration: '2s' }, { target: 60, duration: '1s' }, { target: 0, duration: '1s' }] },
+} };
+export default async function () {
+  await http.asyncRequest('GET', '${server.url}/?i=' + exec.scenario.iterationInTest + '&s=' + exec.scenario.name);
+}
+`,
+  );
+  const offsets = async (engine: EngineName) => {
+    server.requests.length = 0;
+    const o = await runEngine(engine, k6!, script, [], await mkdtemp(join(dir, 'schedule-')));
+    assert.equal(o.code, 0, failure(o));
+    const byScenario: Record<string, Map<number, number>> = {};
+    for (const r of server.requests) {
+      const u = new URL(r.url, 'http://x');
+      const s = u.searchParams.get('s')!;
+      byScenario[s] ??= new Map();
+      byScenario[s].set(Number(u.searchParams.get('i')), r.atMs);
+    }
+    return byScenario;
+  };
+  const firstArrival = (byScenario: Record<string, Map<number, number>>) =>
+    Math.min(...Object.values(byScenario).flatMap((m) => [...m.values()]));
+  const embedded = await offsets('embedded');
+  const real = await offsets('k6');
+  for (const scenario of ['constant', 'ramping']) {
+    const a = embedded[scenario]!;
+    const b = real[scenario]!;
+    assert.equal(a.size, b.size, `${scenario}: iterations`);
+    assert.ok(a.size > 50, `${scenario}: ${a.size} iterations`);
+    // Offsets from each run's first arrival, so the two runs line up.
+    const za = firstArrival(embedded);
+    const zb = firstArrival(real);
+    const deltas = [...a.keys()]
+      .filter((i) => b.has(i))
+      .map((i) => Math.abs(a.get(i)! - za - (b.get(i)! - zb)));
+    deltas.sort((x, y) => x - y);
+    const median = deltas[Math.floor(deltas.length / 2)]!;
+    assert.ok(
+      median <= 1,
+      `${scenario}: median start difference ${median.toFixed(2)} ms (max ${deltas.at(-1)!.toFixed(1)})`,
+    );
+  }
+});
+
+test('a small queueing study names the same first limit on both engines, plateaus within 10 %', {
+  skip,
+}, async () => {
+  const out = await mkdtemp(join(dir, 'study-'));
+  const args = [
+    '--set',
+    'POOL_MAX=2',
+    '--set',
+    'QUERY_MS=20',
+    '--steps',
+    '40,120,160',
+    '--hold',
+    '3',
+    '--ramp',
+    '1',
+  ];
+  const results: AnalysisResult[] = [];
+  for (const engine of [[], ['--engine', 'k6', '--k6-bin', k6!.bin]]) {
+    const r = await plateau([
+      'run',
+      ...args,
+      '--recovery',
+      '4',
+      '--recovery-rate',
+      '20',
+      ...engine,
+      '--json',
+      '--out',
+      out,
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    results.push(JSON.parse(r.stdout) as AnalysisResult);
+  }
+  const [a, b] = results as [AnalysisResult, AnalysisResult];
+  assert.equal(a.verdict.firstLimit.resource, 'pool');
+  assert.equal(b.verdict.firstLimit.resource, a.verdict.firstLimit.resource);
+  const pa = a.verdict.plateau!.servedPerSec;
+  const pb = b.verdict.plateau!.servedPerSec;
+  assert.ok(Math.abs(pa - pb) / pa <= 0.1, `plateaus ${pa} and ${pb}/s`);
+});
