@@ -51,10 +51,14 @@ async function both(
 const env = (vars: Record<string, string | number>) =>
   Object.entries(vars).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
 
-/** The (metric, non-empty columns, extra-tag keys) shapes of a CSV. */
+/**
+ * The (metric, non-empty columns, extra-tag keys) shapes of a CSV. The engine's own
+ * engine_lag_ms / engine_cpu_pct are left out: k6 has no such metrics (docs/engine.md).
+ */
 function shapes(rows: Record<string, string>[]): string[] {
   const set = new Set<string>();
   for (const row of rows) {
+    if (row.metric_name?.startsWith('engine_')) continue;
     const filled = Object.entries(row)
       .filter(([key, value]) => value !== '' && key !== 'extra_tags' && key !== 'metadata')
       .map(([key]) => key)
@@ -85,14 +89,17 @@ test('every bundled script runs on real k6 and on the engine with short settings
 }, async () => {
   const fast = await startTestServer({ delayMs: 5 });
   const slow = await startTestServer({ delayMs: 400 });
+  // No start may fall exactly at a scenario's end: k6 races its own deadline there and runs
+  // it or not, run to run (whole rates over whole seconds do that: 2 s at 10/s, or a
+  // recovery of 2 s at 2/s). Hence RECOVERY 2.2 s at 3/s and DURATION 1950ms.
   const cases: { name: string; vars: Record<string, string | number>; url: string; code: number }[] = [
     {
       name: 'capacity',
       url: fast.url,
       code: 0,
-      vars: { STEPS: '5,10', HOLD: 2, RAMP: 1, RECOVERY: 2, RECOVERY_RATE: 2 },
+      vars: { STEPS: '5,10', HOLD: 2, RAMP: 1, RECOVERY: 2.2, RECOVERY_RATE: 3 },
     },
-    { name: 'constant-rate', url: fast.url, code: 0, vars: { RATE: 10, DURATION: '2s' } },
+    { name: 'constant-rate', url: fast.url, code: 0, vars: { RATE: 10, DURATION: '1950ms' } },
     { name: 'breakpoint', url: fast.url, code: 0, vars: { START: 1, END: 10, DURATION: '3s' } },
     { name: 'concurrency', url: fast.url, code: 0, vars: { VUS_LEVELS: '1,2', HOLD: 2 } },
     // 400 ms answers cross the capacity script's p95 < 250 ms threshold in every step.
@@ -146,7 +153,8 @@ test('200, 503 and a client timeout give the same status, expected_response and 
     script,
     `import http from 'k6/http';
 export const options = {
-  scenarios: { s: { executor: 'constant-arrival-rate', rate: 10, timeUnit: '1s', duration: '2s', preAllocatedVUs: 20 } },
+  // 1950 ms, not 2 s: a start exactly at the end is a coin flip in k6 (k6-scheduling.md 1.6).
+  scenarios: { s: { executor: 'constant-arrival-rate', rate: 10, timeUnit: '1s', duration: '1950ms', preAllocatedVUs: 20 } },
 };
 export default async function () {
   const tags = { step: 'r010' };
@@ -242,7 +250,7 @@ test('constant and ramping arrival rates: the same iterations, started at the sa
     `import http from 'k6/http';
 import exec from 'k6/execution';
 export const options = { scenarios: {
-  constant: { executor: 'constant-arrival-rate', rate: 40, timeUnit: '1s', duration: '2s', preAllocatedVUs: 10 },
+  constant: { executor: 'constant-arrival-rate', rate: 40, timeUnit: '1s', duration: '1990ms', preAllocatedVUs: 10 },
   ramping: { executor: 'ramping-arrival-rate', startRate: 0, timeUnit: '1s', preAllocatedVUs: 10, startTime: '2s',
     stages: [{ target: 60, duration: '2s' }, { target: 60, duration: '1s' }, { target: 0, duration: '1s' }] },
 } };
@@ -264,26 +272,28 @@ export default async function () {
     }
     return byScenario;
   };
-  const firstArrival = (byScenario: Record<string, Map<number, number>>) =>
-    Math.min(...Object.values(byScenario).flatMap((m) => [...m.values()]));
   const embedded = await offsets('embedded');
   const real = await offsets('k6');
+  // The two runs start at different moments: line them up by the median difference of the
+  // same iteration's arrival, one shift for both scenarios (so the ramping one's 2 s start
+  // time is checked too), then judge how far each start is from its twin.
+  const pairs: { scenario: string; d: number }[] = [];
   for (const scenario of ['constant', 'ramping']) {
     const a = embedded[scenario]!;
     const b = real[scenario]!;
     assert.equal(a.size, b.size, `${scenario}: iterations`);
     assert.ok(a.size > 50, `${scenario}: ${a.size} iterations`);
-    // Offsets from each run's first arrival, so the two runs line up.
-    const za = firstArrival(embedded);
-    const zb = firstArrival(real);
-    const deltas = [...a.keys()]
-      .filter((i) => b.has(i))
-      .map((i) => Math.abs(a.get(i)! - za - (b.get(i)! - zb)));
-    deltas.sort((x, y) => x - y);
-    const median = deltas[Math.floor(deltas.length / 2)]!;
+    for (const [i, at] of a) if (b.has(i)) pairs.push({ scenario, d: at - b.get(i)! });
+  }
+  const sorted = (xs: number[]) => [...xs].sort((x, y) => x - y);
+  const shift = sorted(pairs.map((p) => p.d))[Math.floor(pairs.length / 2)]!;
+  for (const scenario of ['constant', 'ramping']) {
+    const off = sorted(pairs.filter((p) => p.scenario === scenario).map((p) => Math.abs(p.d - shift)));
+    const median = off[Math.floor(off.length / 2)]!;
+    const p95 = off[Math.floor(off.length * 0.95)]!;
     assert.ok(
       median <= 1,
-      `${scenario}: median start difference ${median.toFixed(2)} ms (max ${deltas.at(-1)!.toFixed(1)})`,
+      `${scenario}: median start difference ${median.toFixed(2)} ms (p95 ${p95.toFixed(1)})`,
     );
   }
 });

@@ -30,11 +30,13 @@ function executable(path: string): boolean {
  */
 export function findRealK6(): RealK6 | string {
   const fromEnv = process.env.K6_BIN;
-  const candidates = [
-    ...(fromEnv ? [fromEnv] : []),
-    sharedPath(join('k6', 'k6')),
-    ...(process.env.PATH ?? '').split(delimiter).map((dir) => join(dir, 'k6')),
-  ].filter((c): c is string => c !== undefined);
+  // A K6_BIN that is set is the one wanted: a bad one is reported, not passed over.
+  const candidates = fromEnv
+    ? [fromEnv]
+    : [
+        sharedPath(join('k6', 'k6')),
+        ...(process.env.PATH ?? '').split(delimiter).map((dir) => join(dir, 'k6')),
+      ].filter((c): c is string => c !== undefined);
   const bin = candidates.find(executable);
   if (!bin) {
     return fromEnv
