@@ -249,6 +249,7 @@ test('during the load the study polls /steps/live, and reads the whole /steps re
 
 test('a missing k6 binary is named, with how to install it or use the embedded engine', async () => {
   const server = await startTestServer();
+  const before = await readdir(out);
   const result = await plateau([
     'run',
     '--engine',
@@ -261,9 +262,10 @@ test('a missing k6 binary is named, with how to install it or use the embedded e
     '--out',
     out,
   ]);
-  assert.equal(result.code, 1);
-  assert.match(result.stderr, /cannot run \/nonexistent\/k6/);
-  assert.match(result.stderr, /install k6|--engine embedded/);
+  assert.equal(result.code, 104, 'a bad --k6-bin is a bad option');
+  assert.match(result.stderr, /k6 not found: \/nonexistent\/k6 does not exist/);
+  assert.match(result.stderr, /install k6.*--engine embedded/);
+  assert.deepEqual(await readdir(out), before, 'named before any run directory, database or service');
 });
 
 test('bad options and a remote target exit 104 before anything starts', async () => {

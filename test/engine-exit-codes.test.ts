@@ -292,3 +292,22 @@ export default async function () {
     assert.equal(refused?.error_code, '1212');
   }
 });
+
+test('group() and check() refuse an async function before running it, as k6 does', async () => {
+  const server = await startTestServer();
+  const run = await runScript(
+    await writeScript(`
+import http from 'k6/http';
+import { check, group } from 'k6';
+export const options = { iterations: 2 };
+export default async function () {
+  const which = __ITER === 0 ? 'group' : 'check';
+  if (which === 'group') group('g', async function () { await http.asyncRequest('GET', '${server.url}/in-group'); });
+  else check(1, { 'async': async function () { await http.asyncRequest('GET', '${server.url}/in-check'); return true; } });
+}`),
+  );
+  assert.equal(run.exitCode, 0, 'an iteration error does not fail the test');
+  assert.equal(server.requests.length, 0, 'neither async body ran');
+  const errors = run.logs.filter((l) => /does not support async functions/.test(l));
+  assert.equal(errors.length, 2, run.logs.join('\n'));
+});

@@ -3,7 +3,7 @@
 // Needs a real k6 (K6_BIN, shared/k6/k6 beside the checkout, or PATH); without one every
 // test here is skipped with one line saying why, never counted as passed.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -177,6 +177,101 @@ export default async function () {
   assert.deepEqual(shapes(runs.embedded.rows), shapes(runs.k6.rows));
 });
 
+/** Keys of an object tree to `depth` levels, as sorted paths (`a.b`), values left out. */
+function keyPaths(value: unknown, depth: number, prefix = ''): string[] {
+  if (depth === 0 || value === null || typeof value !== 'object' || Array.isArray(value)) return [prefix];
+  return Object.entries(value as Record<string, unknown>)
+    .flatMap(([key, v]) => keyPaths(v, depth - 1, prefix ? `${prefix}.${key}` : key))
+    .sort();
+}
+
+test('--out json, --summary-export and handleSummary(data) have the same shapes on both', {
+  skip,
+}, async () => {
+  const server = await startTestServer({ delayMs: 10 });
+  const script = join(dir, 'outputs.js');
+  await writeFile(
+    script,
+    `import http from 'k6/http';
+import { check, group } from 'k6';
+export const options = {
+  scenarios: { s: { executor: 'constant-arrival-rate', rate: 10, timeUnit: '1s', duration: '1950ms', preAllocatedVUs: 4 } },
+  thresholds: { http_req_duration: ['p(95)<5000'], 'http_reqs{step:r010}': ['count>100'], checks: ['rate>0.5'] },
+};
+export default async function () {
+  // group() and check() take synchronous functions only, on k6 and on the engine.
+  const res = await http.asyncRequest('GET', '${server.url}/', null, { tags: { step: 'r010' } });
+  group('g', function () {
+    check(res, { 'is 200': function (r) { return r.status === 200; } });
+  });
+}
+export function handleSummary(data) {
+  const files = {};
+  files['${join(dir, 'outputs-')}' + __ENV.ENGINE + '.json'] = JSON.stringify(data);
+  return files;
+}
+`,
+  );
+  const shapes = new Map<
+    EngineName,
+    { json: string[]; exported: string[]; thresholds: unknown; data: string[] }
+  >();
+  const runDir = await mkdtemp(join(dir, 'outputs-'));
+  for (const engine of ['embedded', 'k6'] as const) {
+    const jsonFile = join(runDir, `${engine}.ndjson`);
+    const o = await runEngine(
+      engine,
+      k6!,
+      script,
+      ['--out', `json=${jsonFile}`, '-e', `ENGINE=${engine}`],
+      runDir,
+    );
+    assert.equal(o.code, 99, `http_reqs count>100 is crossed: ${failure(o)}`);
+    const lines = (await readFile(jsonFile, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; metric: string; data: { tags?: Record<string, string> } });
+    const json = [
+      ...new Set(
+        lines
+          .filter((l) => !l.metric.startsWith('engine_'))
+          .map(
+            (l) =>
+              `${l.type} ${l.metric} ${
+                l.type === 'Point'
+                  ? Object.keys(l.data.tags ?? {})
+                      .sort()
+                      .join(',')
+                  : keyPaths(l.data, 1).join(',')
+              }`,
+          ),
+      ),
+    ].sort();
+    const metrics = Object.fromEntries(
+      Object.entries(o.exported?.metrics ?? {}).filter(([k]) => !k.startsWith('engine_')),
+    );
+    const data = JSON.parse(await readFile(join(dir, `outputs-${engine}.json`), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    const dataMetrics = Object.fromEntries(
+      Object.entries(data.metrics as Record<string, unknown>).filter(([k]) => !k.startsWith('engine_')),
+    );
+    shapes.set(engine, {
+      json,
+      exported: keyPaths({ ...o.exported, metrics }, 3),
+      thresholds: Object.fromEntries(Object.entries(metrics).map(([k, v]) => [k, v.thresholds])),
+      data: keyPaths({ ...data, metrics: dataMetrics }, 3).filter((p) => !p.startsWith('setup_data')),
+    });
+  }
+  const a = shapes.get('embedded')!;
+  const b = shapes.get('k6')!;
+  assert.deepEqual(a.json, b.json, '--out json: envelopes, metrics and tag keys');
+  assert.deepEqual(a.exported, b.exported, '--summary-export keys');
+  assert.deepEqual(a.thresholds, b.thresholds, 'threshold booleans (true = crossed)');
+  assert.deepEqual(a.data, b.data, 'handleSummary(data) structure');
+});
+
 test("thresholds, abortOnFail, a script exception and bad options end with k6's exit codes on both", {
   skip,
 }, async () => {
@@ -337,4 +432,28 @@ test('a small queueing study names the same first limit on both engines, plateau
   const pa = a.verdict.plateau!.servedPerSec;
   const pb = b.verdict.plateau!.servedPerSec;
   assert.ok(Math.abs(pa - pb) / pa <= 0.1, `plateaus ${pa} and ${pb}/s`);
+});
+
+test('an async function given to group() or check() is refused before it runs, on both', {
+  skip,
+}, async () => {
+  const server = await startTestServer();
+  const script = join(dir, 'async-group.js');
+  await writeFile(
+    script,
+    `import http from 'k6/http';
+import { check, group } from 'k6';
+export const options = { iterations: 2 };
+export default async function () {
+  if (__ITER === 0) group('g', async function () { await http.asyncRequest('GET', '${server.url}/in-group'); });
+  else check(1, { 'async': async function () { await http.asyncRequest('GET', '${server.url}/in-check'); return true; } });
+}
+`,
+  );
+  const runs = await both(script, [], 'async-group');
+  for (const o of [runs.embedded, runs.k6]) {
+    assert.equal(o.code, 0, failure(o));
+    assert.match(o.stderr, /does not support async functions/, `${o.engine} says why`);
+  }
+  assert.equal(server.requests.length, 0, 'no async body ran on either engine');
 });

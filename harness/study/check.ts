@@ -5,6 +5,7 @@ import { ERROR_CODES, PlateauError } from '../../contract/index.ts';
 import { writeFileAtomic } from '../../lib/atomic-write.ts';
 import { buildK6Scripts, PROJECT_ROOT } from '../build-scripts.ts';
 import { stopChild } from './child.ts';
+import { vetK6Binary } from './k6-binary.ts';
 import { createRunDir } from './run-dir.ts';
 import { loadFailure, type ReferenceTarget, startLoad, startReferenceTarget } from './target.ts';
 
@@ -106,6 +107,7 @@ export async function runCheck(
   options: { signal?: AbortSignal; progress?: (phase: string) => void } = {},
 ): Promise<CheckResult> {
   const progress = options.progress ?? (() => undefined);
+  if (plan.engine === 'k6') vetK6Binary(plan.k6Bin);
   const { dir } = await createRunDir(plan.out);
   let target: ReferenceTarget | undefined;
   let url = plan.target;

@@ -19,6 +19,7 @@ import { parseServiceConfig } from '../../target-service/config.ts';
 import { buildK6Scripts, PROJECT_ROOT } from '../build-scripts.ts';
 import { type LoggedChild, stopChild } from './child.ts';
 import { GeneratorProbe } from './generator-probe.ts';
+import { vetK6Binary } from './k6-binary.ts';
 import { createRunDir, writeManifest } from './run-dir.ts';
 import { type StudyPlan, scriptEnv } from './study-options.ts';
 import {
@@ -80,6 +81,8 @@ export async function runStudy(
   options: { signal?: AbortSignal; onProgress?: (p: StudyProgress) => void } = {},
 ): Promise<StudyResult> {
   const progress = options.onProgress ?? (() => undefined);
+  // A k6 that is missing, not executable or too old is named before anything starts.
+  if (plan.engine === 'k6') vetK6Binary(plan.k6Bin);
   const inputs = sizingInputs(plan);
   let vus = planVus(inputs);
   let result = await runOnce(plan, vus, options, null);

@@ -13,6 +13,9 @@ export function createK6Module(runtime: TestRuntime) {
     const base = { ...runtime.contextTags(context), ...stringTags(tags) };
     let all = true;
     for (const [name, predicate] of Object.entries(sets ?? {})) {
+      if (isAsyncFunction(predicate)) {
+        throw new Error(`check "${name}" is an async function: check() does not support async functions`);
+      }
       const result = typeof predicate === 'function' ? predicate(value) : predicate;
       if (result instanceof Promise) {
         throw new Error(`check "${name}" returned a Promise: check() does not support async functions`);
@@ -37,6 +40,11 @@ export function createK6Module(runtime: TestRuntime) {
   function group<T>(name: string, fn: () => T): T {
     if (typeof name !== 'string' || name.includes('::')) {
       throw new Error(`group name ${JSON.stringify(name)} is invalid: it may not contain "::"`);
+    }
+    // Refused before it runs, as k6 does: an async body would otherwise start its work
+    // (a request) outside the group it was meant for.
+    if (isAsyncFunction(fn)) {
+      throw new Error(`group "${name}" is an async function: group() does not support async functions`);
     }
     const context = runtime.current();
     if (!context) throw new Error('group() can only be called from a VU, not from the init context');
@@ -102,4 +110,8 @@ export function createK6Module(runtime: TestRuntime) {
 
 function stringTags(tags: Record<string, unknown>): Record<string, string> {
   return Object.fromEntries(Object.entries(tags ?? {}).map(([k, v]) => [k, String(v)]));
+}
+
+function isAsyncFunction(fn: unknown): boolean {
+  return typeof fn === 'function' && fn.constructor?.name === 'AsyncFunction';
 }
