@@ -32,3 +32,13 @@ test('failures count as answered, not served', () => {
   const w = series.window(10, 11);
   assert.deepEqual([w.answered, w.ok2xx], [2, 1]);
 });
+
+test('sends are counted by send time (stamp − duration), whatever the window of their completion', () => {
+  const series = new CompletionSeries();
+  // 10 requests sent at 100.05, 100.15, … 100.95, each taking 300 ms.
+  for (let k = 0; k < 10; k++) series.add(100.05 + k / 10 + 0.3, 300, true);
+  assert.equal(series.window(100, 101).sent, 10);
+  assert.equal(series.window(100, 101).ok2xx, 7, 'three completed after 101');
+  assert.equal(series.window(100.5, 101).sent, 5);
+  assert.equal(series.window(101, 102).sent, 0);
+});

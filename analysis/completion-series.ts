@@ -16,6 +16,8 @@ export interface WindowCounts {
   answered: number;
   /** 2xx responses that completed in the window. */
   ok2xx: number;
+  /** Requests sent in the window (send time = stamp − duration), whatever their step tag. */
+  sent: number;
   /** Latency of the responses that completed in the window (whole seconds, see below). */
   latency: LatencySummary;
   /** Time-weighted mean of requests in flight (sent, not yet complete) over the window. */
@@ -40,6 +42,8 @@ export class CompletionSeries {
   readonly #bins = new Map<number, Bin>();
   /** In-flight changes per bin: +1 where a request was sent, −1 where it completed. */
   readonly #inFlight = new Map<number, number>();
+  /** Requests sent per bin. */
+  readonly #sends = new Map<number, number>();
   readonly #latencyBySecond = new Map<number, LatencyHistogram>();
   #sortedInFlight: number[] | undefined;
   #subSecond = false;
@@ -60,6 +64,7 @@ export class CompletionSeries {
     this.#sortedInFlight = undefined;
     const sendBin = Math.floor((endS - Math.max(0, durationMs) / 1000) / BIN_SECONDS);
     this.#inFlight.set(sendBin, (this.#inFlight.get(sendBin) ?? 0) + 1);
+    this.#sends.set(sendBin, (this.#sends.get(sendBin) ?? 0) + 1);
     this.#inFlight.set(endBin, (this.#inFlight.get(endBin) ?? 0) - 1);
     const second = Math.floor(endS);
     let histogram = this.#latencyBySecond.get(second);
@@ -93,6 +98,12 @@ export class CompletionSeries {
       answered += bin.answered * share;
       ok2xx += bin.ok2xx * share;
     }
+    let sent = 0;
+    for (const [index, count] of this.#sends) {
+      const from = index * BIN_SECONDS;
+      const share = overlap(from, from + width, startS, endS) / width;
+      if (share > 0) sent += count * share;
+    }
     const latency = new LatencyHistogram();
     for (const [second, histogram] of this.#latencyBySecond) {
       // A second belongs to the window holding its middle.
@@ -103,6 +114,7 @@ export class CompletionSeries {
     return {
       answered: Math.round(answered),
       ok2xx: Math.round(ok2xx),
+      sent: Math.round(sent),
       latency: latency.summary(),
       inFlightMean: mean,
       inFlightAtEnd: atEnd,

@@ -177,7 +177,13 @@ function servedRate(
   const window = step.window;
   let sent: number | undefined;
   let seconds: number | undefined;
-  if (steady) {
+  if (steady && window && window.endS - window.startS > rampSeconds) {
+    // The steady part of the step's window, by send time: exact with millisecond stamps.
+    const from = window.startS + rampSeconds;
+    seconds = round(window.endS - from);
+    sent = client.series.window(from, window.endS).sent / (window.endS - from);
+  } else if (steady) {
+    // No window: whole seconds from the step's first request.
     const first = Math.floor(step.firstS) + Math.ceil(rampSeconds);
     const last = Math.floor(step.firstS) + Math.max(Math.ceil(rampSeconds), Math.round(holdSeconds) - 1);
     seconds = last - first + 1;
