@@ -7,7 +7,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import type { AnalysisResult } from '../contract/index.ts';
+import type { AnalysisResult, GeneratorCpuReport } from '../contract/index.ts';
 import { buildK6Scripts } from '../harness/build-scripts.ts';
 import { plateau } from './helpers/cli.ts';
 import {
@@ -426,7 +426,17 @@ test('a small queueing study names the same first limit on both engines, plateau
     assert.equal(r.code, 0, r.stderr);
     results.push(JSON.parse(r.stdout) as AnalysisResult);
   }
-  const [a, b] = results as [AnalysisResult, AnalysisResult];
+  const [a, b] = results as [AnalysisResult & { runDir: string }, AnalysisResult & { runDir: string }];
+  // k6 reports nothing of its own health: the harness read its CPU from /proc.
+  const generator = JSON.parse(
+    await readFile(join(b.runDir, 'generator.json'), 'utf8'),
+  ) as GeneratorCpuReport;
+  assert.equal(generator.engine, 'k6');
+  assert.ok(generator.seconds.length >= 5, `${generator.seconds.length} seconds sampled`);
+  assert.ok(
+    b.table.some((r) => r.generator.cpuPctMax !== null && r.generator.cpuPctMax > 0),
+    'the table carries k6 CPU',
+  );
   assert.equal(a.verdict.firstLimit.resource, 'pool');
   assert.equal(b.verdict.firstLimit.resource, a.verdict.firstLimit.resource);
   const pa = a.verdict.plateau!.servedPerSec;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { isPlateauError } from '../../contract/index.ts';
-import { parseK6Version, vetK6Binary } from './k6-binary.ts';
+import { parseK6Version, requireK6For, vetK6Binary } from './k6-binary.ts';
 
 const dir = await mkdtemp(join(tmpdir(), 'plateau-k6-bin-'));
 after(() => rm(dir, { recursive: true, force: true }));
@@ -60,4 +60,17 @@ test('version lines of k6 releases parse; other text does not', () => {
   assert.deepEqual(parseK6Version('k6 v0.49.0 (go1.19.8, linux/amd64)'), { major: 0, minor: 49 });
   assert.deepEqual(parseK6Version('k6 v1.0.0-fake (plateau test stand-in)'), { major: 1, minor: 0 });
   assert.equal(parseK6Version('v0.49.0'), undefined);
+});
+
+test('a bundle importing a module newer than the k6 is refused with the release that added it', () => {
+  assert.throws(
+    () => requireK6For(['k6/http', 'k6/timers'], 'k6 v0.49.0 (go1.19.8, linux/amd64)'),
+    (error: unknown) =>
+      isPlateauError(error) &&
+      /imports k6\/timers, which k6 has from v0.50; k6 v0.49.0 does not/.test(error.message) &&
+      /k6\/experimental\/timers/.test(error.hint ?? ''),
+  );
+  requireK6For(['k6/http', 'k6/timers'], 'k6 v0.50.0 (x)');
+  requireK6For(['k6/experimental/timers'], 'k6 v0.49.0 (x)');
+  requireK6For(['k6/timers'], 'something else');
 });

@@ -79,6 +79,34 @@ export function vetK6Binary(bin: string, env: NodeJS.ProcessEnv = process.env): 
   return { path, version };
 }
 
+/** Modules a bundle may import that older k6 lacks, with the release that added each. */
+const MODULE_SINCE: Record<string, { major: number; minor: number }> = {
+  'k6/experimental/timers': { major: 0, minor: 40 },
+  'k6/timers': { major: 0, minor: 50 },
+};
+
+/**
+ * Throws (exit 104) when a bundle imports a module the k6 of `versionLine` does not have,
+ * naming the module, the release that added it and the fix. Unknown versions pass.
+ */
+export function requireK6For(imports: readonly string[], versionLine: string): void {
+  const version = parseK6Version(versionLine);
+  if (!version) return;
+  for (const module of imports) {
+    const since = MODULE_SINCE[module];
+    if (!since) continue;
+    if (version.major < since.major || (version.major === since.major && version.minor < since.minor)) {
+      throw new PlateauError(
+        ERROR_CODES.INVALID_CONFIG,
+        `the script imports ${module}, which k6 has from v${since.major}.${since.minor}; ${versionLine.split(' ').slice(0, 2).join(' ')} does not`,
+        {
+          hint: `upgrade k6, or use --engine embedded${module === 'k6/timers' ? ', or import k6/experimental/timers (k6 v0.40+)' : ''}`,
+        },
+      );
+    }
+  }
+}
+
 /** `k6 v0.49.0 (…)` → { major: 0, minor: 49 }; undefined when the line is not k6's. */
 export function parseK6Version(line: string): { major: number; minor: number } | undefined {
   const match = /^k6 v(\d+)\.(\d+)/.exec(line.trim());

@@ -19,7 +19,7 @@ import { parseServiceConfig } from '../../target-service/config.ts';
 import { buildK6Scripts, PROJECT_ROOT } from '../build-scripts.ts';
 import { type LoggedChild, stopChild } from './child.ts';
 import { GeneratorProbe } from './generator-probe.ts';
-import { vetK6Binary } from './k6-binary.ts';
+import { requireK6For, vetK6Binary } from './k6-binary.ts';
 import { createRunDir, writeManifest } from './run-dir.ts';
 import { type StudyPlan, scriptEnv } from './study-options.ts';
 import {
@@ -231,6 +231,14 @@ async function runOnce(
   let failure: PlateauError | undefined;
   let engineCode: number | undefined;
   try {
+    // Bundled first: a script that does not build, or needs a newer k6, fails before the
+    // database and the service start.
+    progress({ phase: 'bundling the k6 script' });
+    const [script] = await buildK6Scripts({
+      outDir: join(dir, 'script'),
+      entries: [join(PROJECT_ROOT, 'scripts', `${plan.script}.ts`)],
+    });
+    if (plan.engine === 'k6') requireK6For(script!.imports, manifest.engine.version);
     if (!plan.target) {
       target = await startReferenceTarget({
         db: plan.db,
@@ -250,11 +258,6 @@ async function runOnce(
     if (!hasSteps)
       manifest.warnings.push(`${url} does not answer GET /steps: the analysis will be client-side only`);
 
-    progress({ phase: 'bundling the k6 script' });
-    const [script] = await buildK6Scripts({
-      outDir: join(dir, 'script'),
-      entries: [join(PROJECT_ROOT, 'scripts', `${plan.script}.ts`)],
-    });
     await writeManifest(dir, manifest);
 
     const started = startLoad({
