@@ -9,6 +9,7 @@ import { after, test } from 'node:test';
 import { analyzePath } from '../analysis/analyze-run.ts';
 import type { AnalysisResult, RunManifest, ServerStepReport } from '../contract/index.ts';
 import { plateau } from './helpers/cli.ts';
+import { SMALL_STUDY } from './helpers/small-study.ts';
 
 const out = await mkdtemp(join(tmpdir(), 'plateau-queueing-'));
 after(() => rm(out, { recursive: true, force: true }));
@@ -24,19 +25,7 @@ async function study(
   return { analysis, manifest, stderr: result.stderr };
 }
 
-/** A 2-connection pool, 20 ms queries, and three 3 s steps past its ~80/s ceiling. */
-const SMALL = [
-  '--set',
-  'POOL_MAX=2',
-  '--set',
-  'QUERY_MS=20',
-  '--steps',
-  '40,120,160',
-  '--hold',
-  '3',
-  '--ramp',
-  '1',
-];
+const SMALL = SMALL_STUDY;
 
 let sheddingRun: (AnalysisResult & { runDir: string }) | undefined;
 

@@ -17,6 +17,7 @@ import {
   type RealK6,
   runEngine,
 } from './helpers/real-k6.ts';
+import { SMALL_STUDY } from './helpers/small-study.ts';
 import { startTestServer } from './helpers/test-server.ts';
 
 const found = findRealK6();
@@ -397,18 +398,7 @@ test('a small queueing study names the same first limit on both engines, plateau
   skip,
 }, async () => {
   const out = await mkdtemp(join(dir, 'study-'));
-  const args = [
-    '--set',
-    'POOL_MAX=2',
-    '--set',
-    'QUERY_MS=20',
-    '--steps',
-    '40,120,160',
-    '--hold',
-    '3',
-    '--ramp',
-    '1',
-  ];
+  const args = SMALL_STUDY;
   const results: AnalysisResult[] = [];
   for (const engine of [[], ['--engine', 'k6', '--k6-bin', k6!.bin]]) {
     const r = await plateau([
