@@ -8,7 +8,7 @@ help:
 	@echo "make lint       biome only"
 	@echo "make format     biome, fixing what it can"
 	@echo "make serve      run the reference statement API (plateau serve)"
-	@echo "make bench      run the benchmarks in bench/"
+	@echo "make bench      run every benchmark in bench/, one after another (about 15 min; nothing else may run)"
 
 setup:
 	npm ci
@@ -28,5 +28,13 @@ format:
 serve:
 	npm run serve
 
+# One at a time: each measures CPU on a shared 2-core machine.
 bench:
 	npm run bench:instrumentation
+	npm run bench:engine
+	npm run bench:engine-vs-k6
+	npm run bench:engine-scale
+	npm run bench:engine-ramp
+	npm run bench:engine-connections
+	npm run bench:analysis
+	npm run bench:outputs

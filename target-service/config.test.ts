@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isPlateauError } from '../contract/index.ts';
-import { loadServiceConfig, parseServiceConfig, SERVICE_DEFAULTS } from './config.ts';
+import {
+  loadServiceConfig,
+  parseServiceConfig,
+  SERVICE_DEFAULTS,
+  SERVICE_ENV_KEYS,
+  serviceSettingsHelp,
+} from './config.ts';
 
 test('no environment gives the documented defaults', () => {
   const { config, problems } = parseServiceConfig({});
@@ -63,4 +69,14 @@ test('loadServiceConfig throws one error listing every problem', () => {
       /POOL_MAX/.test(error.message) &&
       /ACQUIRE_TIMEOUT_MS/.test(error.message),
   );
+});
+
+test('the help lists every setting the service reads, with its default and what is accepted', () => {
+  const help = serviceSettingsHelp();
+  for (const key of SERVICE_ENV_KEYS) assert.match(help, new RegExp(`^  ${key} `, 'm'), key);
+  assert.match(help, /^ {2}POOL_MAX +4 +1-1000 /m);
+  assert.match(help, /^ {2}SHED +on +on\|off /m);
+  // A value the help says is accepted is accepted; one past it is not.
+  assert.deepEqual(parseServiceConfig({ POOL_MAX: '1000' }).problems, []);
+  assert.equal(parseServiceConfig({ POOL_MAX: '1001' }).problems.length, 1);
 });

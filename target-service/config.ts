@@ -42,22 +42,53 @@ export const SERVICE_DEFAULTS: ServiceConfig = {
   instrument: true,
 };
 
-type IntSetting = { key: keyof ServiceConfig; env: string; min: number; max: number };
+type IntSetting = { key: keyof ServiceConfig; env: string; min: number; max: number; what: string };
 
 const INT_SETTINGS: IntSetting[] = [
-  { key: 'port', env: 'PORT', min: 0, max: 65535 },
-  { key: 'poolMax', env: 'POOL_MAX', min: 1, max: 1000 },
-  { key: 'queryMs', env: 'QUERY_MS', min: 0, max: 600_000 },
-  { key: 'payloadKb', env: 'PAYLOAD_KB', min: 1, max: 10_240 },
-  { key: 'queueMax', env: 'QUEUE_MAX', min: 0, max: 100_000 },
-  { key: 'acquireTimeoutMs', env: 'ACQUIRE_TIMEOUT_MS', min: 1, max: 600_000 },
+  { key: 'port', env: 'PORT', min: 0, max: 65535, what: 'TCP port; 0 picks a free one' },
+  { key: 'poolMax', env: 'POOL_MAX', min: 1, max: 1000, what: 'connections the pool may hold' },
+  { key: 'queryMs', env: 'QUERY_MS', min: 0, max: 600_000, what: 'the stand-in query, ms' },
+  { key: 'payloadKb', env: 'PAYLOAD_KB', min: 1, max: 10_240, what: 'statement before gzip, KiB' },
+  { key: 'queueMax', env: 'QUEUE_MAX', min: 0, max: 100_000, what: 'requests allowed to wait' },
+  {
+    key: 'acquireTimeoutMs',
+    env: 'ACQUIRE_TIMEOUT_MS',
+    min: 1,
+    max: 600_000,
+    what: 'longest wait for one, ms',
+  },
 ];
 
-const BOOL_SETTINGS: { key: keyof ServiceConfig; env: string }[] = [
-  { key: 'renderFirst', env: 'RENDER_FIRST' },
-  { key: 'shed', env: 'SHED' },
-  { key: 'instrument', env: 'INSTRUMENT' },
+const BOOL_SETTINGS: { key: keyof ServiceConfig; env: string; what: string }[] = [
+  { key: 'renderFirst', env: 'RENDER_FIRST', what: 'render before borrowing' },
+  { key: 'shed', env: 'SHED', what: 'off: queue without bound' },
+  { key: 'instrument', env: 'INSTRUMENT', what: 'off: no /steps, /metrics' },
 ];
+
+/** One line per setting for `plateau serve --help`: name, default, accepted values, meaning. */
+export function serviceSettingsHelp(): string {
+  const fields = SERVICE_DEFAULTS as unknown as Record<string, unknown>;
+  const rows: [string, string, string, string][] = [
+    ...INT_SETTINGS.map((s): [string, string, string, string] => [
+      s.env,
+      String(fields[s.key]),
+      `${s.min}-${s.max}`,
+      s.what,
+    ]),
+    ...BOOL_SETTINGS.map((s): [string, string, string, string] => [
+      s.env,
+      fields[s.key] ? 'on' : 'off',
+      'on|off',
+      s.what,
+    ]),
+    ['HOST', SERVICE_DEFAULTS.host, 'address', 'address to listen on'],
+    ['DATABASE_URL', 'unset', 'postgres://…', 'unset: embedded PostgreSQL'],
+  ];
+  const width = (i: number) => Math.max(...rows.map((r) => r[i]!.length));
+  return rows
+    .map((r) => `  ${r[0].padEnd(width(0))}  ${r[1].padEnd(width(1))}  ${r[2].padEnd(width(2))}  ${r[3]}`)
+    .join('\n');
+}
 
 /** Environment variables the service reads, for `--set KEY=VALUE` validation and help. */
 export const SERVICE_ENV_KEYS = [

@@ -1,6 +1,6 @@
 // `plateau serve`: the reference statement API on its own.
 import type { Command } from 'commander';
-import { loadServiceConfig, SERVICE_DEFAULTS } from '../../target-service/config.ts';
+import { loadServiceConfig, serviceSettingsHelp } from '../../target-service/config.ts';
 import { startStatementService } from '../../target-service/statement-service.ts';
 import { openDatabase } from '../db/database.ts';
 import { redactUrl } from '../db/database-info.ts';
@@ -21,12 +21,8 @@ histogram), GET /steps/live the current step and last second (cheap, for polling
 POST /steps/reset clears them, GET /metrics serves Prometheus text, GET /healthz
 answers ok.
 
-Settings come from environment variables (defaults in brackets):
-  PORT [${SERVICE_DEFAULTS.port}]            HOST [${SERVICE_DEFAULTS.host}]
-  POOL_MAX [${SERVICE_DEFAULTS.poolMax}]            QUERY_MS [${SERVICE_DEFAULTS.queryMs}]
-  PAYLOAD_KB [${SERVICE_DEFAULTS.payloadKb}]          RENDER_FIRST [off]
-  SHED [on]              QUEUE_MAX [${SERVICE_DEFAULTS.queueMax}]   ACQUIRE_TIMEOUT_MS [${SERVICE_DEFAULTS.acquireTimeoutMs}]
-  INSTRUMENT [on]        DATABASE_URL [unset: start an embedded PostgreSQL]
+Settings come from environment variables (name, default, accepted values):
+${serviceSettingsHelp()}
 
 SIGTERM or Ctrl-C stops gracefully: in-flight requests finish, then the pool and
 the embedded database close, and the process exits 0.`,
