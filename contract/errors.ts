@@ -1,4 +1,5 @@
 // The one error type plateau raises for problems a user can fix.
+import { EXIT_CODES, type ExitCode } from './exit-codes.ts';
 
 /** Stable error codes: scripts may match on them, so never rename one. */
 export const ERROR_CODES = {
@@ -15,6 +16,15 @@ export const ERROR_CODES = {
 } as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
+
+/** The exit status each error code ends the process with (k6's errext idea: the error carries it). */
+const EXIT_CODE_OF: Record<ErrorCode, ExitCode> = {
+  [ERROR_CODES.INVALID_CONFIG]: EXIT_CODES.invalidConfig,
+  [ERROR_CODES.INPUT]: EXIT_CODES.invalidConfig,
+  [ERROR_CODES.INTERRUPTED]: EXIT_CODES.interrupted,
+  [ERROR_CODES.DATABASE]: EXIT_CODES.failure,
+  [ERROR_CODES.CHILD_FAILED]: EXIT_CODES.failure,
+};
 
 /** One problem found while validating configuration, with the way out. */
 export interface ConfigProblem {
@@ -47,6 +57,11 @@ export class PlateauError extends Error {
     this.code = code;
     this.hint = options.hint;
     this.problems = options.problems ?? [];
+  }
+
+  /** The exit status this error ends the process with. */
+  get exitCode(): ExitCode {
+    return EXIT_CODE_OF[this.code];
   }
 
   /** Builds the single error that reports every validation problem at once. */

@@ -3,6 +3,7 @@
 export * from './analysis.ts';
 export * from './database.ts';
 export * from './errors.ts';
+export * from './exit-codes.ts';
 export * from './generator-cpu.ts';
 export * from './run-manifest.ts';
 export * from './schema.ts';

@@ -3,11 +3,11 @@ import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ERROR_CODES, isPlateauError, PlateauError } from '../contract/index.ts';
+import { ERROR_CODES, EXIT_CODES, isPlateauError, PlateauError } from '../contract/index.ts';
 import { collectGarbage } from './collect-garbage.ts';
 import { consolidateOptions, type OptionOverrides, type TestOptions } from './config/options.ts';
 import { startHealthTicker } from './engine-health.ts';
-import { ENGINE_EXIT_CODES, ScriptError } from './errors.ts';
+import { ScriptError } from './errors.ts';
 import { createExecutor } from './executor/create-executor.ts';
 import { type Executor, maxPlannedVUs, sleepUnless, VuPool } from './executor/executor.ts';
 import { Interrupt } from './executor/interrupt.ts';
@@ -293,7 +293,7 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
     if (isPlateauError(error)) {
       const exitCode =
         error.code === ERROR_CODES.INVALID_CONFIG || error.code === ERROR_CODES.INPUT
-          ? ENGINE_EXIT_CODES.invalidConfig
+          ? EXIT_CODES.invalidConfig
           : 1;
       logger.log('error', `${error.message}${error.hint ? `\n${error.hint}` : ''}`);
       await finishAfterError(runtime, options, config, write);
@@ -348,13 +348,12 @@ async function finish(
   const summary = buildSummaryData(runtime, options.summaryTrendStats, durationMs, options.summaryTimeUnit);
   await writeSummaries(runtime, summary, exports, config, write, options.handleSummaryTimeoutNs / 1e6);
   const cause = runtime.stopCause;
-  if (cause?.kind === 'aborted') return result(ENGINE_EXIT_CODES.testAborted, cause.message, summary);
-  if (cause?.kind === 'threshold') return result(ENGINE_EXIT_CODES.thresholdsFailed, cause.message, summary);
-  if (cause?.kind === 'signal') return result(ENGINE_EXIT_CODES.interrupted, cause.message, summary);
-  if (verdict.anyFailed)
-    return result(ENGINE_EXIT_CODES.thresholdsFailed, 'some thresholds have failed', summary);
-  if (runtime.failed) return result(ENGINE_EXIT_CODES.testFailed, 'the test was marked as failed', summary);
-  return result(ENGINE_EXIT_CODES.ok, '', summary);
+  if (cause?.kind === 'aborted') return result(EXIT_CODES.testAborted, cause.message, summary);
+  if (cause?.kind === 'threshold') return result(EXIT_CODES.thresholdsFailed, cause.message, summary);
+  if (cause?.kind === 'signal') return result(EXIT_CODES.interrupted, cause.message, summary);
+  if (verdict.anyFailed) return result(EXIT_CODES.thresholdsFailed, 'some thresholds have failed', summary);
+  if (runtime.failed) return result(EXIT_CODES.testFailed, 'the test was marked as failed', summary);
+  return result(EXIT_CODES.ok, '', summary);
 }
 
 /** After a script or config error: still write the summary export of what was gathered. */
@@ -463,7 +462,7 @@ async function runLifecycle(
           new ScriptError(
             `${what}() did not finish within ${timeoutNs / 1e9}s (raise options.${what}Timeout)`,
             {
-              exitCode: what === 'setup' ? ENGINE_EXIT_CODES.setupTimeout : ENGINE_EXIT_CODES.teardownTimeout,
+              exitCode: what === 'setup' ? EXIT_CODES.setupTimeout : EXIT_CODES.teardownTimeout,
             },
           ),
         );

@@ -1,6 +1,6 @@
 // The `plateau` command line: one file per subcommand, wired here.
 import { Command, CommanderError } from 'commander';
-import { isPlateauError } from '../contract/index.ts';
+import { EXIT_CODES, isPlateauError } from '../contract/index.ts';
 import { PLATEAU_VERSION } from '../lib/version.ts';
 import { registerAnalyze } from './commands/analyze.ts';
 import { registerBuild } from './commands/build.ts';
@@ -12,7 +12,6 @@ import { registerEngine } from './commands/engine.ts';
 import { registerRun } from './commands/run.ts';
 import { registerServe } from './commands/serve.ts';
 import { registerTestRun } from './commands/testrun.ts';
-import { EXIT_CODES, exitCodeFor } from './exit-codes.ts';
 import { shutdown } from './lifecycle.ts';
 
 /** Builds the program; exported so tests can run commands in-process. */
@@ -73,7 +72,7 @@ async function report(error: unknown): Promise<number> {
   if (isPlateauError(error)) {
     process.stderr.write(`plateau: ${error.message}\n`);
     if (error.hint) process.stderr.write(`hint: ${error.hint}\n`);
-    return exitCodeFor(error.code);
+    return error.exitCode;
   }
   const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
   process.stderr.write(`plateau: unexpected error (please report it): ${message}\n`);

@@ -1,7 +1,7 @@
 // `plateau check`: the CI gate at the recorded safe limit.
 import { relative } from 'node:path';
 import { type Command, Option } from 'commander';
-import { type ConfigProblem, PlateauError } from '../../contract/index.ts';
+import { type ConfigProblem, EXIT_CODES, PlateauError } from '../../contract/index.ts';
 import { parseServiceConfig } from '../../target-service/config.ts';
 import { setSignalPolicy } from '../lifecycle.ts';
 import { type CheckPlan, readRecordedLimit, runCheck, writeJunit } from '../study/check.ts';
@@ -132,7 +132,11 @@ when interrupted, 1 when the check could not run.`,
       };
       const stop = new AbortController();
       let finished: Promise<unknown> = Promise.resolve();
-      setSignalPolicy({ exitCode: () => 105, onSignal: () => stop.abort(), drain: () => finished });
+      setSignalPolicy({
+        exitCode: () => EXIT_CODES.interrupted,
+        onSignal: () => stop.abort(),
+        drain: () => finished,
+      });
       const running = runCheck(plan, {
         signal: stop.signal,
         progress: (phase) => {
@@ -153,7 +157,7 @@ when interrupted, 1 when the check could not run.`,
         const verdict =
           result.exitCode === 0
             ? 'pass'
-            : result.exitCode === 99
+            : result.exitCode === EXIT_CODES.thresholdsFailed
               ? 'FAIL: a threshold was crossed'
               : 'interrupted';
         process.stdout.write(

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { readRun } from '../../analysis/analyze-run.ts';
 import { compareRuns, renderComparison } from '../../analysis/compare.ts';
 import { renderRecord } from '../../analysis/render.ts';
-import { ERROR_CODES, PlateauError, type RunManifest } from '../../contract/index.ts';
+import { ERROR_CODES, EXIT_CODES, PlateauError, type RunManifest } from '../../contract/index.ts';
 import { writeFileAtomic } from '../../lib/atomic-write.ts';
 import { setSignalPolicy } from '../lifecycle.ts';
 import { runStudy } from '../study/study.ts';
@@ -91,7 +91,11 @@ the new run's record. A limit is confirmed when changing it alone moved the plat
       }
       const stop = new AbortController();
       let finished: Promise<unknown> = Promise.resolve();
-      setSignalPolicy({ exitCode: () => 105, onSignal: () => stop.abort(), drain: () => finished });
+      setSignalPolicy({
+        exitCode: () => EXIT_CODES.interrupted,
+        onSignal: () => stop.abort(),
+        drain: () => finished,
+      });
       const running = runStudy(plan, {
         signal: stop.signal,
         onProgress: (p) => {

@@ -1,7 +1,7 @@
 // `plateau engine run|schedule`: the embedded k6-compatible engine, with k6's flags.
 import { createWriteStream, readFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
-import { type ConfigProblem, ERROR_CODES, PlateauError } from '../../contract/index.ts';
+import { type ConfigProblem, ERROR_CODES, EXIT_CODES, PlateauError } from '../../contract/index.ts';
 import type { OptionOverrides } from '../../engine/config/options.ts';
 import { type LogFormat, type Logger, stderrLogger, withoutDebug } from '../../engine/js/logger.ts';
 import {
@@ -639,7 +639,11 @@ Examples:
           : {}),
       });
       // On SIGINT/SIGTERM the run stops starting iterations, writes what it gathered, then exits 105.
-      setSignalPolicy({ exitCode: () => 105, onSignal: () => stop.abort(), drain: () => running });
+      setSignalPolicy({
+        exitCode: () => EXIT_CODES.interrupted,
+        onSignal: () => stop.abort(),
+        drain: () => running,
+      });
       const result = await running.finally(logs.close);
       if (interactive) process.stderr.write('\n');
       if (result.exitCode !== 0 && result.reason) process.stderr.write(`plateau engine: ${result.reason}\n`);

@@ -1,6 +1,7 @@
 // `plateau run`: the main job, a capacity study end to end.
 import { relative } from 'node:path';
 import { type Command, Option } from 'commander';
+import { EXIT_CODES } from '../../contract/index.ts';
 import { setSignalPolicy } from '../lifecycle.ts';
 import { runStudy, type StudyProgress } from '../study/study.ts';
 import { planStudy, type RunFlags, SETTABLE_KEYS, STUDY_DEFAULTS } from '../study/study-options.ts';
@@ -67,7 +68,11 @@ Examples:
       let finished: Promise<unknown> = Promise.resolve();
       // On a signal the study stops the load, collects the server side, stops its service
       // and database, marks the run interrupted and analyses it; then the process exits 105.
-      setSignalPolicy({ exitCode: () => 105, onSignal: () => stop.abort(), drain: () => finished });
+      setSignalPolicy({
+        exitCode: () => EXIT_CODES.interrupted,
+        onSignal: () => stop.abort(),
+        drain: () => finished,
+      });
       const interactive = process.stderr.isTTY === true && !plan.quiet;
       const running = runStudy(plan, {
         signal: stop.signal,

@@ -1,7 +1,7 @@
 // The CI gate: a short constant-rate run at the recorded safe limit, judged by thresholds.
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ERROR_CODES, PlateauError } from '../../contract/index.ts';
+import { ERROR_CODES, LOAD_FINISHED_CODES, PlateauError } from '../../contract/index.ts';
 import { writeFileAtomic } from '../../lib/atomic-write.ts';
 import { buildK6Scripts, PROJECT_ROOT } from '../build-scripts.ts';
 import { stopChild } from './child.ts';
@@ -145,7 +145,7 @@ export async function runCheck(
     const code = await child.exited;
     options.signal?.removeEventListener('abort', onAbort);
     await stopChild(child);
-    if (![0, 99, 105].includes(code)) throw loadFailure(plan.engine, command, code, child);
+    if (!LOAD_FINISHED_CODES.includes(code)) throw loadFailure(plan.engine, command, code, child);
     const thresholds = await thresholdResults(join(dir, 'summary.json'));
     return { exitCode: code, runDir: dir, thresholds, durationSeconds: plan.durationSeconds };
   } finally {

@@ -6,6 +6,8 @@ import { request } from 'undici';
 import { type AnalysisOutput, analyzePath } from '../../analysis/analyze-run.ts';
 import {
   ERROR_CODES,
+  EXIT_CODES,
+  LOAD_FINISHED_CODES,
   PlateauError,
   type RunManifest,
   type ServerLiveReport,
@@ -318,7 +320,8 @@ async function runOnce(
       );
     }
     engineCode = first.code;
-    if (![0, 99, 105].includes(engineCode)) throw loadFailure(plan.engine, started.command, engineCode, load);
+    if (!LOAD_FINISHED_CODES.includes(engineCode))
+      throw loadFailure(plan.engine, started.command, engineCode, load);
     progress({ phase: 'collecting the server side' });
     const report = hasSteps ? await fetchSteps(url) : undefined;
     if (report) await writeFileAtomic(join(dir, 'server.json'), `${JSON.stringify(report, null, 2)}\n`);
@@ -349,5 +352,5 @@ async function runOnce(
     if (!failure) failure = error as PlateauError;
   }
   if (failure && !interrupted) throw Object.assign(failure, { runDir: dir });
-  return { runDir: dir, manifest, output, exitCode: interrupted ? 105 : 0 };
+  return { runDir: dir, manifest, output, exitCode: interrupted ? EXIT_CODES.interrupted : EXIT_CODES.ok };
 }
