@@ -1,6 +1,9 @@
 // The entry point of analysis: the only code here that reads and writes files.
+import { createReadStream } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
+import type { Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
 import {
   type AnalysisResult,
   ERROR_CODES,
@@ -17,7 +20,13 @@ import type { ClientSample, ReadStats } from './client-sample.ts';
 import { CLIENT_METRICS, ClientStepAggregator } from './client-steps.ts';
 import { readK6Csv } from './k6-csv.ts';
 import { readK6Ndjson } from './k6-ndjson.ts';
-import { renderRecord, renderTableMarkdown, renderTableText } from './render.ts';
+import {
+  compileTemplates,
+  renderRecord,
+  renderTableMarkdown,
+  renderTableText,
+  type Templates,
+} from './render.ts';
 import { buildSaturationTable, offeredFromTag } from './saturation-table.ts';
 import { DRAIN_SECONDS } from './step-tags.ts';
 import { DEFAULT_CRITERIA, decideVerdict } from './verdict.ts';
@@ -40,11 +49,44 @@ export interface AnalysisOutput {
   readStats: ReadStats;
 }
 
+let loaded: Templates | undefined;
+
+/** The record and table templates, read from templates/ once per process. */
+export async function loadTemplates(): Promise<Templates> {
+  const dir = new URL('../templates/', import.meta.url);
+  loaded ??= compileTemplates({
+    record: await readFile(new URL('record.txt.hbs', dir), 'utf8'),
+    table: await readFile(new URL('table.md.hbs', dir), 'utf8'),
+  });
+  return loaded;
+}
+
+/**
+ * Opens a file as text, through gunzip when it ends in `.gz`: the one place analysis opens
+ * a client file, so the readers below take streams. A file that cannot be opened is named.
+ */
+export async function openText(path: string): Promise<Readable> {
+  const source = createReadStream(path);
+  await new Promise<void>((resolve, reject) => {
+    source.once('open', () => resolve());
+    source.once('error', (error) =>
+      reject(
+        new PlateauError(ERROR_CODES.INPUT, `cannot read ${path}: ${error.message}`, {
+          hint: 'check the path; analysis reads what k6 (or plateau) wrote with --out csv=FILE or --out json=FILE',
+          cause: error,
+        }),
+      ),
+    );
+  });
+  return path.endsWith('.gz') ? source.pipe(createGunzip()) : source;
+}
+
 /** Reads any k6 output file (CSV or NDJSON, plain or .gz) into the aggregator. */
 export async function readClientFile(path: string, onSample: (s: ClientSample) => void): Promise<ReadStats> {
   const name = basename(path).replace(/\.gz$/, '');
-  if (name.endsWith('.csv')) return readK6Csv(path, onSample, { metrics: CLIENT_METRICS });
-  if (name.endsWith('.json') || name.endsWith('.ndjson')) return readK6Ndjson(path, onSample);
+  if (name.endsWith('.csv'))
+    return readK6Csv(await openText(path), onSample, { metrics: CLIENT_METRICS, name: path });
+  if (name.endsWith('.json') || name.endsWith('.ndjson')) return readK6Ndjson(await openText(path), onSample);
   throw new PlateauError(ERROR_CODES.INPUT, `${path} is neither k6 CSV nor NDJSON output`, {
     hint: 'pass a file written with --out csv=FILE or --out json=FILE (.csv, .ndjson or .json, optionally .gz)',
   });
@@ -246,10 +288,11 @@ export async function analyze(options: {
     table: rows,
     verdict,
   };
+  const compiled = await loadTemplates();
   return {
     analysis,
-    record: renderRecord(analysis, manifest),
-    tableMarkdown: renderTableMarkdown(rows),
+    record: renderRecord(compiled, analysis, manifest),
+    tableMarkdown: renderTableMarkdown(compiled, rows),
     tableText: renderTableText(rows),
     readStats,
   };

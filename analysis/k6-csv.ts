@@ -1,8 +1,6 @@
 // Streams k6 CSV output (any k6 version, plain or .gz) into ClientSamples.
-import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { Transform, type TransformCallback } from 'node:stream';
-import { createGunzip } from 'node:zlib';
+import { type Readable, Transform, type TransformCallback } from 'node:stream';
 import { parse as parseSync } from 'csv-parse/sync';
 import { ERROR_CODES, PlateauError } from '../contract/index.ts';
 import { type ClientSample, extraTag, parseTimestamp, type ReadStats } from './client-sample.ts';
@@ -54,37 +52,26 @@ function splitRecord(line: string): string[] | undefined {
 }
 
 /**
- * Reads a k6 CSV file by header name (15 to 19 columns, whatever `--system-tags` did),
- * calling `onSample` per row. Tolerates NUL bytes, a truncated last line, RFC 4180 quoting
+ * Reads k6 CSV text (already decompressed) by header name (15 to 19 columns, whatever
+ * `--system-tags` did), calling `onSample` per row. `options.name` names the input in
+ * messages (its path). Tolerates NUL bytes, a truncated last line, RFC 4180 quoting
  * (quoted fields spanning lines included) and unknown metrics; a record that cannot be
  * parsed is skipped and counted. Memory stays flat: nothing is kept per row. With
  * `metrics`, rows of other metrics are counted but not parsed.
  */
 export async function readK6Csv(
-  path: string,
+  input: Readable,
   onSample: (sample: ClientSample) => void,
-  options: { metrics?: ReadonlySet<string> } = {},
+  options: { metrics?: ReadonlySet<string>; name?: string } = {},
 ): Promise<ReadStats> {
   const wanted = options.metrics;
+  const path = options.name ?? 'the k6 CSV';
   let lastTimestamp = '';
   let lastTimeS = Number.NaN;
   const stats: ReadStats = { rows: 0, skipped: 0, nulBytes: 0 };
   const strip = new StripNul();
-  const source = createReadStream(path);
-  await new Promise<void>((resolve, reject) => {
-    source.once('open', () => resolve());
-    source.once('error', (error) =>
-      reject(
-        new PlateauError(ERROR_CODES.INPUT, `cannot read ${path}: ${error.message}`, {
-          hint: 'check the path; analysis reads the CSV k6 (or plateau) wrote with --out csv=FILE',
-          cause: error,
-        }),
-      ),
-    );
-  });
-  const decoded = path.endsWith('.gz') ? source.pipe(createGunzip()) : source;
-  decoded.on('error', () => undefined); // a gzip cut short ends the lines below
-  const lines = createInterface({ input: decoded.pipe(strip), crlfDelay: Number.POSITIVE_INFINITY });
+  input.on('error', () => undefined); // a gzip cut short ends the lines below
+  const lines = createInterface({ input: input.pipe(strip), crlfDelay: Number.POSITIVE_INFINITY });
   let columns: Columns | undefined;
   let pending = '';
   try {

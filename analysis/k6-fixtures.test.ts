@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { parse } from 'csv-parse/sync';
 import { k6RealFixtures } from '../test/helpers/shared-fixtures.ts';
+import { openText } from './analyze-run.ts';
 import type { ClientSample } from './client-sample.ts';
 import { readK6Csv } from './k6-csv.ts';
 import { readK6Ndjson } from './k6-ndjson.ts';
@@ -33,7 +34,7 @@ async function streamedCounts(file: string, reader: typeof readK6Csv) {
   const statuses: Record<string, number> = {};
   let requests = 0;
   const samples: ClientSample[] = [];
-  const stats = await reader(`${DIR}${file}`, (s) => {
+  const stats = await reader(await openText(`${DIR}${file}`), (s) => {
     if (s.metric !== 'http_reqs') return;
     requests++;
     statuses[s.status ?? ''] = (statuses[s.status ?? ''] ?? 0) + 1;
@@ -78,7 +79,7 @@ test('the NUL-block file: NULs are stripped and counted, nothing throws', async 
 
 test('the timeouts file: status 0 with error_code 1000 (context deadline exceeded)', async () => {
   const codes = new Set<string | undefined>();
-  await readK6Csv(`${DIR}k6-v0.31_2021_csv_timeouts-status0-failed-checks.csv`, (s) => {
+  await readK6Csv(await openText(`${DIR}k6-v0.31_2021_csv_timeouts-status0-failed-checks.csv`), (s) => {
     if (s.metric === 'http_reqs') codes.add(`${s.status}/${s.errorCode}`);
   });
   assert.deepEqual([...codes], ['0/1000']);
@@ -117,8 +118,8 @@ test('the abortOnFail NDJSON: its 9 samples with status 502 are one request', as
   let samples502 = 0;
   const got = await streamedCounts(
     'k6-v0.5x_2024_ndjson_scenario_abortOnFail-thresholds.ndjson',
-    (path, on) =>
-      readK6Ndjson(path, (s) => {
+    (input, on) =>
+      readK6Ndjson(input, (s) => {
         if (s.status === '502') samples502++;
         on(s);
       }),

@@ -1,33 +1,17 @@
 // Streams k6 NDJSON output (`--out json`, old and new envelopes, plain or .gz).
-import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { createGunzip } from 'node:zlib';
-import { ERROR_CODES, PlateauError } from '../contract/index.ts';
+import type { Readable } from 'node:stream';
 import type { ClientSample, ReadStats } from './client-sample.ts';
 
 /**
- * Reads `Point` lines into ClientSamples; `Metric` lines and unparseable lines (a truncated
+ * Reads `Point` lines of k6 NDJSON text (already decompressed) into ClientSamples; `Metric` lines and unparseable lines (a truncated
  * last line) are skipped, the latter counted.
  */
 export async function readK6Ndjson(
-  path: string,
+  input: Readable,
   onSample: (sample: ClientSample) => void,
 ): Promise<ReadStats> {
   const stats: ReadStats = { rows: 0, skipped: 0, nulBytes: 0 };
-  const source = createReadStream(path);
-  const opened = new Promise<void>((resolve, reject) => {
-    source.once('open', () => resolve());
-    source.once('error', (error) =>
-      reject(
-        new PlateauError(ERROR_CODES.INPUT, `cannot read ${path}: ${error.message}`, {
-          hint: 'check the path',
-          cause: error,
-        }),
-      ),
-    );
-  });
-  await opened;
-  const input = path.endsWith('.gz') ? source.pipe(createGunzip()) : source;
   const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
   try {
     for await (const raw of lines) {

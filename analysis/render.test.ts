@@ -4,7 +4,11 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { AnalysisResult, RunManifest, SaturationRow } from '../contract/index.ts';
+import { loadTemplates } from './analyze-run.ts';
 import { renderRecord, renderTableMarkdown, renderTableText } from './render.ts';
+
+const templates = await loadTemplates();
+
 import { decideVerdict } from './verdict.ts';
 
 const GOLDEN = fileURLToPath(new URL('../test/fixtures/golden/', import.meta.url));
@@ -141,7 +145,7 @@ const analysis: AnalysisResult = {
 };
 
 test('the capacity record renders in the documented shape', () => {
-  const record = renderRecord(analysis, manifest);
+  const record = renderRecord(templates, analysis, manifest);
   golden('record.txt', record);
   const labels = record
     .split('\n')
@@ -163,13 +167,13 @@ test('the capacity record renders in the documented shape', () => {
 
 test('a confirmed record carries its confirming line', () => {
   assert.match(
-    renderRecord(analysis, manifest, 'POOL_MAX 4 -> 8 alone moved the plateau to 124/s (2.0x)'),
+    renderRecord(templates, analysis, manifest, 'POOL_MAX 4 -> 8 alone moved the plateau to 124/s (2.0x)'),
     /confirmed by: {2}POOL_MAX 4 -> 8 alone/,
   );
 });
 
 test('the saturation table renders as Markdown and as aligned text', () => {
-  golden('table.md', renderTableMarkdown(rows));
+  golden('table.md', renderTableMarkdown(templates, rows));
   const text = renderTableText(rows);
   golden('table.txt', text);
   const widths = new Set(

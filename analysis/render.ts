@@ -1,18 +1,20 @@
-// Renders analysis results through the handlebars templates. Pure: strings in, strings out.
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+// Renders analysis results through the handlebars templates. Pure: templates and results
+// in, strings out; the caller reads the template files (analyze-run.ts loadTemplates).
 import Handlebars from 'handlebars';
 import type { AnalysisResult, RunManifest, SaturationRow } from '../contract/index.ts';
 
-const TEMPLATES = fileURLToPath(new URL('../templates/', import.meta.url));
-
-function compile(name: string): Handlebars.TemplateDelegate {
-  // noEscape: these are text and Markdown files, not HTML.
-  return Handlebars.compile(readFileSync(`${TEMPLATES}${name}`, 'utf8'), { noEscape: true, strict: true });
+/** The compiled templates of `record.txt` and `table.md`. */
+export interface Templates {
+  record: Handlebars.TemplateDelegate;
+  table: Handlebars.TemplateDelegate;
 }
 
-const recordTemplate = compile('record.txt.hbs');
-const tableTemplate = compile('table.md.hbs');
+/** Compiles the templates' sources (templates/record.txt.hbs, templates/table.md.hbs). */
+export function compileTemplates(sources: { record: string; table: string }): Templates {
+  // noEscape: these are text and Markdown files, not HTML.
+  const compile = (source: string) => Handlebars.compile(source, { noEscape: true, strict: true });
+  return { record: compile(sources.record), table: compile(sources.table) };
+}
 
 const num = (x: number | null | undefined, digits = 1): string =>
   x === null || x === undefined || Number.isNaN(x)
@@ -54,8 +56,8 @@ export function rowCells(row: SaturationRow): Record<string, string> {
 }
 
 /** The saturation table as Markdown. */
-export function renderTableMarkdown(rows: SaturationRow[]): string {
-  return tableTemplate({
+export function renderTableMarkdown(templates: Templates, rows: SaturationRow[]): string {
+  return templates.table({
     rows: rows.map((r) => ({ ...rowCells(r), invalid: r.invalid })),
     invalidRows: rows.filter((r) => r.invalid).map((r) => ({ step: r.step, reason: r.invalid })),
   });
@@ -147,9 +149,10 @@ export function recordFields(
 
 /** The capacity record as text. */
 export function renderRecord(
+  templates: Templates,
   analysis: AnalysisResult,
   manifest: RunManifest | undefined,
   confirmedBy?: string,
 ): string {
-  return recordTemplate(recordFields(analysis, manifest, confirmedBy));
+  return templates.record(recordFields(analysis, manifest, confirmedBy));
 }

@@ -1,7 +1,7 @@
 // `plateau confirm`: rerun a study changing only the suspect resource, and compare.
 import { join, relative } from 'node:path';
 import type { Command } from 'commander';
-import { readRun } from '../../analysis/analyze-run.ts';
+import { loadTemplates, readRun } from '../../analysis/analyze-run.ts';
 import { compareRuns, renderComparison } from '../../analysis/compare.ts';
 import { renderRecord } from '../../analysis/render.ts';
 import { ERROR_CODES, EXIT_CODES, PlateauError, type RunManifest } from '../../contract/index.ts';
@@ -108,6 +108,7 @@ the new run's record. A limit is confirmed when changing it alone moved the plat
       if (!result.output) return;
       const comparison = compareRuns(before, { analysis: result.output.analysis, manifest: result.manifest });
       const record = renderRecord(
+        await loadTemplates(),
         result.output.analysis,
         result.manifest,
         comparison.confirmedBy ?? undefined,
