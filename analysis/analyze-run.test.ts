@@ -149,7 +149,7 @@ test("--steady leaves each step's ramp seconds out of its rates", async () => {
   assert.match(steady.analysis.verdict.notes.join(' '), /leave out the first 1 s/);
 });
 
-test('a jittered run of the same configuration beside it supplies the quoted safe limit', async () => {
+test('--jittered-run names a jittered run of the same configuration whose safe limit the record quotes', async () => {
   const parent = join(dir, 'runs-jitter');
   const manifestFor = (id: string, jitterSeconds: number) =>
     JSON.stringify({
@@ -186,8 +186,12 @@ test('a jittered run of the same configuration beside it supplies the quoted saf
   };
   await write('20261201-000000-aaaaaa', 0.5, true); // jittered: r020 misses p95
   await write('20261201-000100-bbbbbb', 0, false); // even arrivals: both steps pass
-  await analyzePath(join(parent, '20261201-000000-aaaaaa'));
-  const even = await analyzePath(join(parent, '20261201-000100-bbbbbb'));
+  const jittered = join(parent, '20261201-000000-aaaaaa');
+  await analyzePath(jittered);
+  // A verdict depends only on its own run: a jittered run beside it is not looked for.
+  const alone = await analyzePath(join(parent, '20261201-000100-bbbbbb'));
+  assert.equal(alone.analysis.verdict.safeLimit.fromRun, null);
+  const even = await analyzePath(join(parent, '20261201-000100-bbbbbb'), { jitteredRun: jittered });
   assert.equal(even.analysis.verdict.safeLimit.ratePerSec, 10);
   assert.equal(even.analysis.verdict.safeLimit.fromRun, '20261201-000000-aaaaaa');
   assert.match(
@@ -198,6 +202,7 @@ test('a jittered run of the same configuration beside it supplies the quoted saf
   // Judged by other criteria than the jittered run was, its safe limit is not borrowed.
   const stricter = await analyzePath(join(parent, '20261201-000100-bbbbbb'), {
     criteria: { ...DEFAULT_CRITERIA, followingShare: 0.95 },
+    jitteredRun: jittered,
   });
   assert.equal(stricter.analysis.verdict.safeLimit.fromRun, null);
   assert.ok(
@@ -243,4 +248,40 @@ test("generator.json supplies a k6 run's generator CPU, and a saturated machine 
   assert.match(analysis.verdict.notes.join('\n'), /machine's CPU was saturated during r020/);
   await writeFile(join(run, 'generator.json'), '{"kind":"plateau.generator-cpu","schemaVersion":9}');
   await rejectsWith(run, /generator\.json has schemaVersion 9, newer than this plateau reads/);
+});
+
+test('--jittered-run that is not a completed jittered run of the same configuration is refused with why', async () => {
+  const even = await runWithRequests('run-even-for-jitter', 5, 'r010');
+  await writeFile(
+    join(even, 'run.json'),
+    JSON.stringify({
+      kind: 'plateau.run',
+      schemaVersion: 1,
+      id: 'even',
+      status: 'completed',
+      target: 'x',
+      service: null,
+      database: null,
+      load: {
+        stepsPerSec: [10],
+        holdSeconds: 5,
+        rampSeconds: 1,
+        recoveryRatePerSec: 5,
+        recoverySeconds: 10,
+        jitterSeconds: 0,
+        p95Ms: 250,
+        failRate: 0.01,
+      },
+    }),
+  );
+  await assert.rejects(
+    analyzePath(even, { jitteredRun: join(dir, 'nowhere') }),
+    (error: unknown) =>
+      isPlateauError(error) && /--jittered-run .*nowhere: it holds no run\.json/.test(error.message),
+  );
+  await assert.rejects(
+    analyzePath(even, { jitteredRun: even }),
+    (error: unknown) =>
+      isPlateauError(error) && /that run was not jittered/.test(error.message) && error.exitCode === 104,
+  );
 });

@@ -142,8 +142,8 @@ export async function analyze(options: {
   windowSeconds?: number;
   /** Leave each step's ramp seconds out of its rates (needs run.json's ramp length). */
   steady?: boolean;
-  /** The folder holding this run's siblings, to find a jittered run of the same configuration. */
-  siblings?: string;
+  /** A jittered run of the same configuration whose safe limit the record quotes (`--jittered-run`). */
+  jitteredRun?: string;
   /** k6's --summary-export file, to check the client file holds every request. */
   summaryFile?: string | undefined;
   /** The verdict's thresholds (default DEFAULT_CRITERIA). */
@@ -225,8 +225,8 @@ export async function analyze(options: {
       `steps shorter than 3 s (${shortSteps.map((r) => r.step).join(', ')}) cannot settle: queues and rates there are transients, not evidence`,
     );
   }
-  if (manifest && options.siblings && manifest.load.jitterSeconds === 0) {
-    const jittered = await findJitteredSibling(options.siblings, manifest, criteria, verdict.notes);
+  if (manifest && options.jitteredRun) {
+    const jittered = await jitteredSafeLimit(options.jitteredRun, manifest, criteria, verdict.notes);
     if (jittered) {
       verdict.safeLimit = { ...jittered.safeLimit, jittered: true, fromRun: jittered.id };
       verdict.notes.push(
@@ -380,6 +380,8 @@ export async function findClientFile(dir: string): Promise<string> {
 export interface AnalyzePathOptions {
   steady?: boolean;
   criteria?: VerdictCriteria;
+  /** A jittered run of the same configuration to quote the safe limit of (a run directory). */
+  jitteredRun?: string;
 }
 
 export async function analyzePath(
@@ -401,7 +403,7 @@ export async function analyzePath(
     serverFile: join(path, 'server.json'),
     manifestFile: join(path, 'run.json'),
     steady: options.steady === true,
-    siblings: dirname(resolve(path)),
+    jitteredRun: options.jitteredRun,
     summaryFile: join(path, 'summary.json'),
     criteria: options.criteria,
     generatorFile: join(path, 'generator.json'),
@@ -462,47 +464,51 @@ export async function readRun(
 }
 
 /**
- * The newest completed run in `parent` with the same service, target and steps as
- * `manifest` but jittered arrivals, whose analysis recorded a safe limit.
+ * The safe limit of the jittered run at `dir`, to quote in an evenly paced run's record:
+ * real arrivals cluster, and a limit measured with even arrivals flatters the service.
+ * The run must be a completed, jittered study of the same service, target and steps, or
+ * the user is told why not (exit 104). Judged by other criteria, it is noted and not quoted.
  */
-async function findJitteredSibling(
-  parent: string,
+async function jitteredSafeLimit(
+  dir: string,
   manifest: RunManifest,
   criteria: VerdictCriteria,
   notes: string[],
 ): Promise<{ id: string; safeLimit: AnalysisResult['verdict']['safeLimit'] } | undefined> {
-  const names = await readdir(parent).catch(() => [] as string[]);
-  for (const name of names.sort().reverse()) {
-    if (name === manifest.id) continue;
-    const other = await readJson<RunManifest>(join(parent, name, 'run.json'), 'plateau.run').catch(
-      () => undefined,
-    );
-    if (other?.status !== 'completed' || other.load.jitterSeconds <= 0) continue;
-    const same =
-      JSON.stringify(other.service) === JSON.stringify(manifest.service) &&
-      other.target === manifest.target &&
-      other.load.stepsPerSec.join(',') === manifest.load.stepsPerSec.join(',');
-    if (!same) continue;
-    const analysis = await readJson<AnalysisResult>(
-      join(parent, name, 'analysis.json'),
-      'plateau.analysis',
-    ).catch(() => undefined);
-    if (analysis?.verdict.safeLimit.ratePerSec == null) continue;
-    // Its safe limit follows from where its plateau was judged to be: only quote it when it
-    // was judged by the same criteria (analyses written before criteria existed used the defaults).
-    const theirs = analysis.criteria ?? DEFAULT_CRITERIA;
-    const differ = (Object.keys(criteria) as (keyof VerdictCriteria)[]).some(
-      (key) => theirs[key] !== criteria[key],
-    );
-    if (differ) {
-      notes.push(
-        `jittered run ${other.id} was judged by other criteria: its safe limit is not quoted (re-analyse it with the same flags)`,
-      );
-      continue;
-    }
-    return { id: other.id, safeLimit: analysis.verdict.safeLimit };
+  const refuse = (why: string) =>
+    new PlateauError(ERROR_CODES.INPUT, `--jittered-run ${dir}: ${why}`, {
+      hint: 'pass the run directory of a completed `plateau run --jitter S` with the same --set, --target and --steps',
+    });
+  const other = await readJson<RunManifest>(join(dir, 'run.json'), 'plateau.run');
+  if (!other) throw refuse('it holds no run.json');
+  if (other.status !== 'completed') throw refuse(`that run is ${other.status}, not completed`);
+  if (other.load.jitterSeconds <= 0) throw refuse('that run was not jittered (--jitter 0)');
+  if (manifest.load.jitterSeconds > 0)
+    throw refuse('this run is jittered itself; its own safe limit is the one to quote');
+  const same =
+    JSON.stringify(other.service) === JSON.stringify(manifest.service) &&
+    other.target === manifest.target &&
+    other.load.stepsPerSec.join(',') === manifest.load.stepsPerSec.join(',');
+  if (!same) throw refuse("its service settings, target or steps differ from this run's");
+  const analysis = await readJson<AnalysisResult>(join(dir, 'analysis.json'), 'plateau.analysis');
+  if (!analysis) throw refuse('it has not been analysed (run `plateau analyze` on it first)');
+  if (analysis.verdict.safeLimit.ratePerSec == null) {
+    notes.push(`jittered run ${other.id} has no safe limit: none is quoted from it`);
+    return undefined;
   }
-  return undefined;
+  // Its safe limit follows from where its plateau was judged to be: only quote it when it
+  // was judged by the same criteria (analyses written before criteria existed used the defaults).
+  const theirs = analysis.criteria ?? DEFAULT_CRITERIA;
+  const differ = (Object.keys(criteria) as (keyof VerdictCriteria)[]).some(
+    (key) => theirs[key] !== criteria[key],
+  );
+  if (differ) {
+    notes.push(
+      `jittered run ${other.id} was judged by other criteria: its safe limit is not quoted (re-analyse it with the same flags)`,
+    );
+    return undefined;
+  }
+  return { id: other.id, safeLimit: analysis.verdict.safeLimit };
 }
 
 /** `metrics.http_reqs.count` of a k6 summary export (legacy or handleSummary shape), if readable. */

@@ -25,6 +25,10 @@ are analysed together as one client side.`,
     )
     .option('--json', 'print analysis.json (with a runDir field) to stdout and nothing else')
     .option(
+      '--jittered-run <dir>',
+      'a jittered run (plateau run --jitter S) of the same configuration: the record quotes its safe limit, as real arrivals cluster',
+    )
+    .option(
       '--steady',
       "leave each step's ramp seconds out of its rates (default: whole holds, as the k6 step tags)",
     )
@@ -50,10 +54,13 @@ are analysed together as one client side.`,
     )
     .addHelpText(
       'after',
-      '\nExamples:\n  plateau analyze runs/20261201-101500-ab12\n  plateau analyze results.csv.gz --json | jq .verdict\n  plateau analyze part1.csv.gz part2.csv.gz   # two instances, segments 0:1/2 and 1/2:1\n  plateau analyze runs/20261201-101500-ab12 --pool-saturated 95   # judge a pool meant to run hot\n\nThe criteria flags re-judge a run; the record notes any that differ from the defaults,\nand analysis.json keeps the criteria used.',
+      '\nExamples:\n  plateau analyze runs/20261201-101500-ab12\n  plateau analyze results.csv.gz --json | jq .verdict\n  plateau analyze part1.csv.gz part2.csv.gz   # two instances, segments 0:1/2 and 1/2:1\n  plateau analyze runs/20261201-101500-ab12 --pool-saturated 95   # judge a pool meant to run hot\n  plateau analyze runs/<even> --jittered-run runs/<jittered>       # quote the jittered safe limit\n\nThe criteria flags re-judge a run; the record notes any that differ from the defaults,\nand analysis.json keeps the criteria used.',
     )
     .action(
-      async (paths: string[], options: { json?: boolean; steady?: boolean } & Record<string, unknown>) => {
+      async (
+        paths: string[],
+        options: { json?: boolean; steady?: boolean; jitteredRun?: string } & Record<string, unknown>,
+      ) => {
         const raw: Partial<Record<keyof VerdictCriteria, string>> = {};
         for (const [key, { flag }] of Object.entries(CRITERIA_FLAGS)) {
           const value = options[optionKey(flag)];
@@ -62,6 +69,7 @@ are analysed together as one client side.`,
         const output = await analyzePath(paths, {
           steady: options.steady === true,
           criteria: parseCriteria(raw),
+          ...(options.jitteredRun ? { jitteredRun: options.jitteredRun } : {}),
         });
         if (options.json) {
           process.stdout.write(`${JSON.stringify({ ...output.analysis, runDir: output.runDir }, null, 2)}\n`);
