@@ -3,18 +3,16 @@
 // - A full collection early in the rehearsal (engine/warm-up.ts). Every rehearsal round is
 //   a whole test start of its own, and what a round keeps for its 300 ms (VUs, connections,
 //   outputs, metrics) outlives two young-generation collections and moves to the old
-//   generation, where it stays after the round as garbage: ~4–5 MB a round. Left there it
-//   cost twice. V8's first full collection came within the test's first seconds (1–3 in a
-//   3 s test, each throwing away optimized code: see engine/node-flags.ts, which now
-//   defers full collections). And the test's start was slower: at 10,000/s from cold, six
-//   3 s runs without this collection dropped 0–183 starts (five of six dropped some), six
-//   with it 0–129 (three dropped none). Not after the last round: a full collection throws
-//   code away and shrinks V8's young generation, and the round after one dropped a third of
-//   its starts; the later rounds give the engine that time.
+//   generation, where it stays after the round as garbage. Left there it cost twice: V8's
+//   first full collection came within the test's first seconds (throwing away optimized
+//   code: see engine/node-flags.ts, which now defers full collections), and the test's
+//   cold start dropped more (`npm run bench:engine`). Not after the last round: a full
+//   collection throws code away and shrinks V8's young generation, and the round after one
+//   drops many of its starts; the later rounds give the engine that time.
 // - A young-generation collection right before the test clock starts. Otherwise the last
 //   round's garbage brings the test's first collection within ~90 ms of its start, in the
 //   middle of the VUs' first requests, copying whatever of theirs is alive then (new
-//   connections, requests in flight): 4–6 ms with the process at full load.
+//   connections, requests in flight), a long pause with the process at full load.
 //
 // V8 exposes its collector to JavaScript only through `gc`, behind a flag. The flag is set,
 // the function taken from a new context (where V8 installs it) and the flag cleared again,

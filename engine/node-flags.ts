@@ -3,10 +3,10 @@
 // V8's default collector hands parts of every young-generation collection to helper
 // threads. A load generator is one busy JavaScript thread, often pinned to a core of its
 // own or sharing a small machine with its target, so the helpers compete with the very
-// thread they should relieve: at 10,000 requests/s the collections grew to 5–10 ms and
-// became the engine's start lag. With `--single-threaded-gc` the main thread collects
-// alone; measured here (bench/engine-accuracy.ts, docs/engine.md) start lag p99 fell from
-// 5–8 ms to 2–3 ms and CPU per request by ~5 %. V8 takes the flag only at process start.
+// thread they should relieve, and at high rates the collections became the engine's start
+// lag. With `--single-threaded-gc` the main thread collects alone, which lowered both lag
+// and CPU per request (`npm run bench:engine`, docs/engine.md "Garbage collection"). V8
+// takes the flag only at process start.
 
 import { ERROR_CODES, PlateauError } from '../contract/index.ts';
 
@@ -18,15 +18,15 @@ export const ENGINE_GC_ENV = 'PLATEAU_ENGINE_GC';
  *
  * - `--no-memory-reducer`: V8's memory reducer collects an isolate's whole heap, several
  *   times, once it looks idle. The main thread of a load test never does; the loader thread
- *   that compiles the engine's TypeScript does, a few seconds in: three full collections of
- *   2–15 ms each, on the core the engine is pinned to, in the middle of the test.
+ *   that compiles the engine's TypeScript does, a few seconds in: full collections on the
+ *   core the engine is pinned to, in the middle of the test.
  * - `--initial-old-space-size=256` (MB): no full collection until the old generation holds
  *   that much. A full collection does more than pause: V8 also throws away the optimized
- *   code of 20–80 functions whose embedded objects died since it was compiled, and compiles
- *   them again on the engine's core, so for a second or more the engine falls behind. By
- *   default the first comes at ~70 MB, within the first seconds of a test at 10,000/s
- *   after the warm-up rehearsal's garbage (a 3-8 s run then showed a lag p99 of 6-35 ms,
- *   and at 15,000/s never caught up); with this it comes minutes in, once.
+ *   code of functions whose embedded objects died since it was compiled, and compiles them
+ *   again on the engine's core, so for a second or more the engine falls behind. By
+ *   default the first comes within the first seconds of a high-rate test, after the
+ *   warm-up rehearsal's garbage; with this it comes minutes in, once (docs/engine.md
+ *   "Garbage collection").
  */
 const SINGLE_THREAD_FLAGS = ['--single-threaded-gc', '--no-memory-reducer', '--initial-old-space-size=256'];
 

@@ -40,14 +40,12 @@ export const WARM_UP_MIN_RATE = 1000;
  * and iteration shape, then until a round achieves 97 % of its planned iterations, at most
  * ten. A cold process achieves about a sixth in its first round. A round is harder than the
  * test's start: its sink runs in the same thread and its 200 VUs open their connections
- * together, as the test's will, so the last rounds achieve 93–99 %.
+ * together, as the test's will.
  *
- * Measured at 10,000/s against the bench target (3 s runs): with one set of objects carried
- * through every round, the test dropped 300–770 starts in its first ~150 ms and spent the
- * first ~110 ms at 100 % CPU, much of it V8 recompiling code the rehearsal had optimized for
- * other objects; with a fresh set per round, six kinds of response and five shapes of
- * iteration, it dropped 0–176 (0 in about half the runs), at 100 % CPU for ~30 ms: the VUs'
- * connections themselves (docs/engine.md, "How it keeps time").
+ * Why a fresh set of objects per round, with several kinds of response and shapes of
+ * iteration: with one set carried through every round, V8 optimized the engine's code for
+ * those objects and recompiled it for the test's at its start, which is when starts
+ * dropped (docs/engine.md "How it keeps time", `npm run bench:engine-ramp`).
  */
 export interface RehearsalLimits {
   /** The highest rate a round runs at, iterations/s (the test's peak when lower). */
@@ -101,8 +99,8 @@ export function peakScenario(scenarios: readonly ScenarioConfig[]): ScenarioConf
  * Above this rate per process (iterations/s), a scenario that is at full rate from its
  * first moment drops starts while its VUs open their connections: each VU's first start
  * opens one (as in k6), and a Node connection costs more CPU than the time between starts.
- * 5,000/s started cold with none dropped in every measured run; 10,000/s dropped 0–183
- * (docs/engine.md, "How it keeps time").
+ * The threshold is where the bench saw cold starts begin to drop (`npm run bench:engine`,
+ * docs/engine.md "How it keeps time").
  */
 export const COLD_START_WARN_RATE = 5000;
 
@@ -186,9 +184,9 @@ export interface Rehearsal {
  * moments, as the test's will), executor, outputs and sink, on a new port. Code V8 compiled
  * for one round's objects then already serves objects of the next, and the test is a round
  * V8 has seen many times. With one set of objects carried through every round, the test
- * began with ~30 deoptimizations and ~60 recompilations (~150 ms of compiler work on the
- * engine's core in its first 400 ms): closures of another module table, a first request
- * to a new origin, new connections, headers and tags of shapes the sink never sent.
+ * began with a burst of deoptimizations and recompilations on the engine's core: closures
+ * of another module table, a first request to a new origin, new connections, headers and
+ * tags of shapes the sink never sent.
  */
 export async function rehearseHotPath(
   peakRate: number,

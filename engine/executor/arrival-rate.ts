@@ -11,10 +11,9 @@ import { runIteration } from './iteration.ts';
 
 /**
  * How late the next start may be before finished I/O dispatches it ahead of the timer.
- * Measured at 10,000/s (bench/engine-accuracy.ts): 0 gave start lag p50 0.15 ms but ~40 %
- * more CPU (every start went out on its own, responses came back one at a time, and the
- * event loop woke up far more often); 0.5 ms left lag where the timer alone put it (p50
- * 0.8 ms); 0.1 ms gave p50 0.55 ms, p99 ~2.1 ms for ~7 µs more CPU per request.
+ * At 0 every start goes out on its own and the event loop wakes far more often (much more
+ * CPU); from about half a millisecond the lag is the timer's alone. This value trades a
+ * little CPU for lag: `npm run bench:engine`, docs/engine.md "How it keeps time".
  */
 const IO_WAKE_OVERDUE_MS = 0.1;
 

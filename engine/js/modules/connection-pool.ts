@@ -5,10 +5,10 @@
 // so the request waits for that connection even when another frees up a moment later.
 // Go instead dials in the background and gives a waiting request whichever connection is
 // ready first: the one it dialled, or one another request just released. At a cold start
-// of 10,000 requests/s the difference is large: with undici's pool every request of the
-// first milliseconds opens a connection of its own (~0.1–0.4 ms of CPU each), VUs sit
-// blocked behind connects, and hundreds of starts are dropped; Go's way reuses the first
-// few connections and opens only what the load needs.
+// of a high rate the difference is large: with undici's pool every request of the first
+// milliseconds opens a connection of its own (a connection costs far more CPU in Node than
+// a start), VUs sit blocked behind connects, and starts are dropped; Go's way reuses the
+// first few connections and opens only what the load needs (`npm run bench:engine-connections`).
 import { isIP, type Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { buildConnector, Client, type Dispatcher } from 'undici';
@@ -111,10 +111,10 @@ const connectionInfo = new WeakMap<Client, ConnectionInfo>();
  * The request each client is carrying: when undici reconnects later (its socket closed just
  * before, as with Connection: close), the request waiting on it hears the dial. Forgotten
  * when the request ends. Kept, it held every VU's last request (handler, response,
- * buffers, iteration context) alive through young-generation collections: at 10,000/s
- * over 200 VUs that made each collection copy 200 requests' worth of objects, ~1.85 ms a
- * pause instead of ~1.05, and start lag p99 2.3–2.8 ms instead of ~1.75. (These two maps
- * are keyed by clients, each of one pool, so one map each serves every pool.)
+ * buffers, iteration context) alive through young-generation collections, so each
+ * collection copied every VU's last request and its pauses became start lag
+ * (`npm run bench:engine`). (These two maps are keyed by clients, each of one pool, so one
+ * map each serves every pool.)
  */
 const lastSent = new WeakMap<Client, TracedHandler>();
 
