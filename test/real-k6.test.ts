@@ -10,13 +10,7 @@ import { after, test } from 'node:test';
 import type { AnalysisResult, GeneratorCpuReport } from '../contract/index.ts';
 import { buildK6Scripts } from '../harness/build-scripts.ts';
 import { plateau } from './helpers/cli.ts';
-import {
-  type EngineName,
-  type EngineOutcome,
-  findRealK6,
-  type RealK6,
-  runEngine,
-} from './helpers/real-k6.ts';
+import { type EngineName, type EngineOutcome, findRealK6, runEngine } from './helpers/real-k6.ts';
 import { SMALL_STUDY } from './helpers/small-study.ts';
 import { startTestServer } from './helpers/test-server.ts';
 

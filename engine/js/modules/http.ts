@@ -1,16 +1,7 @@
 // The `k6/http` module on undici: asyncRequest with k6's tags, timings and error codes.
 
-import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import {
-  brotliCompressSync,
-  brotliDecompressSync,
-  deflateSync,
-  gunzipSync,
-  gzipSync,
-  inflateSync,
-} from 'node:zlib';
 import type { Dispatcher } from 'undici';
 import { parseDurationNs } from '../../config/duration.ts';
 import { type BuiltinMetricName, HTTP_TIMING_METRICS } from '../../metrics/builtin.ts';
@@ -30,27 +21,14 @@ import {
   type ResponseCookie,
   responseCookies,
 } from './cookies.ts';
-import { BLACKLISTED_IP_CODE, BLOCKED_HOSTNAME_CODE } from './destinations.ts';
 import { digestAuthorization, parseDigestChallenge } from './digest-auth.ts';
+import { compressBody, decodeBody, encodeBody, FileData, NO_BODY } from './http-body.ts';
+import { classify } from './http-errors.ts';
+import { maskCredentials, type ParsedUrl, parseUrl } from './http-url.ts';
 import { type Expiring, RequestTimeouts } from './request-timeouts.ts';
 
 /** k6's default request timeout. */
 const DEFAULT_TIMEOUT_MS = 60_000;
-
-/** Transport errors as k6 reports them: error_code and the `error` tag/field. */
-const ERRORS = {
-  timeout: [1050, 'request timeout'],
-  dialTimeout: [1211, 'dial: i/o timeout'],
-  refused: [1212, 'dial: connection refused'],
-  reset: [1220, 'read: connection reset by peer'],
-  noHost: [1101, 'lookup: no such host'],
-  tls: [1300, 'tls: handshake failure'],
-  unknownAuthority: [
-    1310,
-    'tls: failed to verify certificate: x509: certificate signed by unknown authority',
-  ],
-  invalidUrl: [1020, 'invalid URL'],
-} as const satisfies Record<string, readonly [number, string]>;
 
 /** Request timings in ms, as `res.timings`. */
 export interface Timings {
@@ -726,37 +704,6 @@ function canonicalHeader(name: string): string {
   return canonical;
 }
 
-/** Node's codes for a certificate chain that does not lead to a trusted root (k6: 1310). */
-const UNKNOWN_AUTHORITY = new Set([
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
-]);
-
-/** Maps an undici/Node error to k6's code and message. */
-function classify(error: unknown, timedOut: boolean): readonly [number, string] {
-  if (timedOut) return ERRORS.timeout;
-  const code = (error as { code?: string })?.code ?? '';
-  const message = error instanceof Error ? error.message : String(error);
-  if (code === 'ECONNREFUSED' || /ECONNREFUSED/.test(message)) return ERRORS.refused;
-  if (code === 'UND_ERR_CONNECT_TIMEOUT') return ERRORS.dialTimeout;
-  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE') return ERRORS.reset;
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return ERRORS.noHost;
-  if (code === BLOCKED_HOSTNAME_CODE) return [1111, message];
-  if (code === BLACKLISTED_IP_CODE) return [1110, message];
-  if (UNKNOWN_AUTHORITY.has(code)) return ERRORS.unknownAuthority;
-  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
-    const host = (error as { host?: string }).host ?? '';
-    return [1311, `tls: failed to verify certificate: x509: certificate is not valid for ${host}`];
-  }
-  if (code.startsWith('ERR_SSL_') || code.startsWith('ERR_TLS_') || code.startsWith('CERT_')) {
-    return [ERRORS.tls[0], `tls: ${message}`];
-  }
-  return [1000, message];
-}
-
 /** Builds a response callback from status codes and `{min, max}` ranges. */
 export function expectedStatuses(...specs: (number | { min: number; max: number })[]): ResponseCallback {
   const singles = new Set<number>();
@@ -1003,115 +950,6 @@ export function createHttpModule(runtime: TestRuntime) {
   };
 }
 
-/** The body compressors k6's params.compression names (deflate is zlib-wrapped, as Go's). */
-const COMPRESSORS: Readonly<Record<string, (data: Buffer) => Buffer>> = {
-  gzip: (data) => gzipSync(data),
-  deflate: (data) => deflateSync(data),
-  br: (data) => brotliCompressSync(data),
-};
-
-/**
- * k6's params.compression: the body compressed by each algorithm in turn and
- * Content-Encoding set to the list; an Error for an algorithm the engine has not, or when
- * the request already says how its body is encoded.
- */
-function compressBody(
-  payload: Buffer | undefined,
-  compression: string,
-  headers: Record<string, string>,
-): Buffer | Error {
-  const algorithms = compression.split(',').map((a) => a.trim());
-  for (const key in headers) {
-    if (key.toLowerCase() === 'content-encoding') {
-      return new Error('params.compression: the request sets Content-Encoding itself; set one or the other');
-    }
-  }
-  let data = payload ?? Buffer.alloc(0);
-  for (const algorithm of algorithms) {
-    const compress = COMPRESSORS[algorithm];
-    if (!compress) {
-      return new Error(
-        `params.compression: ${JSON.stringify(algorithm)} is not an algorithm the engine compresses with (use gzip, deflate or br${algorithm === 'zstd' ? '; Node 20 has no zstd' : ''})`,
-      );
-    }
-    data = compress(data);
-  }
-  headers['Content-Encoding'] = algorithms.join(', ');
-  return data;
-}
-
-/** `Basic …` for the URL's user and password (percent-decoded, as Go reads them). */
-function basicAuth(url: URL): string {
-  const user = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
-  return `Basic ${Buffer.from(user).toString('base64')}`;
-}
-
-/** k6's FileData (`http.file()`): a part of a multipart body. */
-export class FileData {
-  readonly data: unknown;
-  readonly filename: string;
-  readonly content_type: string;
-
-  constructor(data: unknown, filename?: string, contentType?: string) {
-    this.data = data;
-    // k6's defaults: a name from the clock, and octet-stream.
-    this.filename = filename ? String(filename) : String(process.hrtime.bigint());
-    this.content_type = contentType ? String(contentType) : 'application/octet-stream';
-  }
-}
-
-/** Bytes of a body or file part: a string, an ArrayBuffer or view, or an array of byte values. */
-function bytesOf(data: unknown): Buffer {
-  if (typeof data === 'string') return Buffer.from(data);
-  if (data instanceof ArrayBuffer) return Buffer.from(data);
-  if (ArrayBuffer.isView(data)) return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  if (Array.isArray(data)) return Buffer.from(data.map(Number));
-  return Buffer.from(String(data));
-}
-
-/**
- * k6's multipart/form-data body for an object with a FileData among its values: a file
- * part for each FileData, a field for each other value, in the object's order.
- */
-function multipartBody(fields: Record<string, unknown>, headers: Record<string, string>): Buffer {
-  const boundary = randomBytes(30).toString('hex');
-  const quote = (text: string) => text.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
-  const parts: Buffer[] = [];
-  for (const [name, value] of Object.entries(fields)) {
-    const head =
-      value instanceof FileData
-        ? `Content-Disposition: form-data; name="${quote(name)}"; filename="${quote(value.filename)}"\r\nContent-Type: ${value.content_type}`
-        : `Content-Disposition: form-data; name="${quote(name)}"`;
-    parts.push(Buffer.from(`--${boundary}\r\n${head}\r\n\r\n`));
-    parts.push(value instanceof FileData ? bytesOf(value.data) : Buffer.from(String(value)));
-    parts.push(Buffer.from('\r\n'));
-  }
-  parts.push(Buffer.from(`--${boundary}--\r\n`));
-  headers['Content-Type'] = `multipart/form-data; boundary=${boundary}`;
-  return Buffer.concat(parts);
-}
-
-function encodeBody(body: unknown, headers: Record<string, string>): Buffer | undefined {
-  if (body === undefined || body === null) return undefined;
-  if (typeof body === 'string') return Buffer.from(body);
-  if (body instanceof ArrayBuffer) return Buffer.from(body);
-  if (ArrayBuffer.isView(body)) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  if (body instanceof FileData) return bytesOf(body.data);
-  if (typeof body === 'object') {
-    if (Object.values(body).some((value) => value instanceof FileData)) {
-      return multipartBody(body as Record<string, unknown>, headers);
-    }
-    // k6 form-encodes a plain object.
-    if (!Object.keys(headers).some((h) => h.toLowerCase() === 'content-type')) {
-      headers['Content-Type'] = 'application/x-www-form-urlencoded';
-    }
-    return Buffer.from(
-      new URLSearchParams(Object.entries(body).map(([k, v]): [string, string] => [k, String(v)])).toString(),
-    );
-  }
-  return Buffer.from(String(body));
-}
-
 /** `200 OK` for each standard status, made once. */
 const STANDARD_STATUS_TEXT = new Map(
   Object.entries(STATUS_CODES).map(([code, text]) => [Number(code), `${code} ${text}`]),
@@ -1124,129 +962,10 @@ function statusText(code: number, message: string | undefined): string {
   return `${code} ${message}`;
 }
 
-/** The body of a response whose body the script discards. */
-const NO_BODY: DecodedBody = Object.freeze({ body: null });
-
-/** A response body as the script sees it, or k6's 1701 message when it could not be read. */
-interface DecodedBody {
-  body: string | ArrayBuffer | null;
-  error?: string;
-}
-
-/** Decoders for the Content-Encodings k6 reads (zstd needs Node 22.15+: not on Node 20). */
-const DECOMPRESSORS: Record<string, (bytes: Buffer) => Buffer> = {
-  gzip: gunzipSync,
-  'x-gzip': gunzipSync,
-  deflate: inflateSync,
-  br: brotliDecompressSync,
-};
-
-/**
- * The body as the script sees it: none, binary or text, decompressed per Content-Encoding
- * (as k6 does; a discarded body is not decompressed). `error` is k6's 1701 message.
- */
-function decodeBody(chunks: Buffer[], responseType: string, headers: Record<string, string>): DecodedBody {
-  if (responseType === 'none') return NO_BODY;
-  let buffer: Buffer = Buffer.concat(chunks);
-  const encoding = headers['Content-Encoding']?.trim().toLowerCase();
-  if (encoding && encoding !== 'identity' && buffer.length > 0) {
-    const decompress = DECOMPRESSORS[encoding];
-    if (!decompress) {
-      return {
-        body: null,
-        error: `unsupported content encoding "${encoding}" (the engine reads gzip, deflate and br)`,
-      };
-    }
-    try {
-      buffer = decompress(buffer);
-    } catch (error) {
-      return { body: null, error: `error decompressing the ${encoding} body: ${(error as Error).message}` };
-    }
-  }
-  if (responseType === 'binary')
-    return {
-      body: buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + buffer.byteLength) as ArrayBuffer,
-    };
-  return { body: buffer.toString('utf8') };
-}
-
 function headerSize(headers: Record<string, string>, host: string): number {
   let size = 6 + host.length + 2;
   for (const [k, v] of Object.entries(headers)) size += k.length + v.length + 4;
   return size;
-}
-
-/** The parts of a URL a request needs. */
-interface ParsedUrl {
-  origin: string;
-  host: string;
-  hostname: string;
-  port: number;
-  /** Path and query, e.g. `/statement?account=1`. */
-  path: string;
-  /** `Basic …` from the URL's `user:password@`, or '' (in every URL: one object shape). */
-  basicAuth: string;
-}
-
-const SIMPLE_URL = /^(https?):\/\/([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::(\d{1,5}))?(\/[^#\s]*)?$/;
-const originCache = new Map<string, string>();
-
-/**
- * Splits a URL into origin and path. The common `http://host:port/path?query` form is
- * parsed with one regular expression (WHATWG URL objects are costly at thousands of
- * requests per second); anything else goes through `new URL`.
- */
-function parseUrl(text: string): ParsedUrl | undefined {
-  const match = SIMPLE_URL.exec(text);
-  if (match) {
-    const [, scheme, hostname, port, path] = match as unknown as [
-      string,
-      string,
-      string,
-      string | undefined,
-      string | undefined,
-    ];
-    const host = port ? `${hostname}:${port}` : hostname;
-    const key = `${scheme}://${host}`;
-    let origin = originCache.get(key);
-    if (origin === undefined) {
-      origin = new URL(key).origin;
-      if (originCache.size < 1000) originCache.set(key, origin);
-    }
-    return {
-      origin,
-      host,
-      hostname: unbracket(hostname),
-      port: port ? Number(port) : scheme === 'https' ? 443 : 80,
-      path: path ?? '/',
-      basicAuth: '',
-    };
-  }
-  try {
-    const url = new URL(text);
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
-    return {
-      origin: url.origin,
-      host: url.host,
-      hostname: unbracket(url.hostname),
-      port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
-      path: `${url.pathname}${url.search}`,
-      basicAuth: url.username !== '' || url.password !== '' ? basicAuth(url) : '',
-    };
-  } catch {
-    return undefined;
-  }
-}
-
-/** An IPv6 literal without its URL brackets (`[::1]` → `::1`); other hosts as they are. */
-function unbracket(hostname: string): string {
-  return hostname.charCodeAt(0) === 91 ? hostname.slice(1, -1) : hostname;
-}
-
-/** k6 masks credentials in the `name`/`url` tags: `http://****:****@host/`. */
-function maskCredentials(url: string): string {
-  if (!url.includes('@')) return url;
-  return url.replace(/^(\w+:\/\/)[^/@]+@/, '$1****:****@');
 }
 
 /** `res.json('a.b.0')`: a dotted path into the parsed body. */
