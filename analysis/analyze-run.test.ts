@@ -36,6 +36,37 @@ async function rejectsWith(path: string, message: RegExp) {
   );
 }
 
+/** A run.json for a test run: a plan of `steps` held `holdSeconds`, the rest as given. */
+function manifestJson(fields: {
+  id: string;
+  steps: number[];
+  holdSeconds: number;
+  target?: string;
+  status?: string;
+  service?: Record<string, unknown> | null;
+  jitterSeconds?: number;
+}): string {
+  return JSON.stringify({
+    kind: 'plateau.run',
+    schemaVersion: 1,
+    id: fields.id,
+    ...(fields.status ? { status: fields.status } : {}),
+    target: fields.target ?? 'x',
+    service: fields.service ?? null,
+    database: null,
+    load: {
+      stepsPerSec: fields.steps,
+      holdSeconds: fields.holdSeconds,
+      rampSeconds: 1,
+      recoveryRatePerSec: 5,
+      recoverySeconds: 10,
+      jitterSeconds: fields.jitterSeconds ?? 0,
+      p95Ms: 250,
+      failRate: 0.01,
+    },
+  });
+}
+
 test('a missing path, an empty file, a non-k6 CSV and a run directory without output are named', async () => {
   await rejectsWith(join(dir, 'nope'), /does not exist/);
   await writeFile(join(dir, 'empty.csv'), '');
@@ -81,24 +112,7 @@ test('a client file from a different run than the manifest is flagged', async ()
   const run = await runWithRequests('run-mismatch', 5, 'r999');
   await writeFile(
     join(run, 'run.json'),
-    JSON.stringify({
-      kind: 'plateau.run',
-      schemaVersion: 1,
-      id: 'x',
-      target: 'http://127.0.0.1:1',
-      service: null,
-      database: null,
-      load: {
-        stepsPerSec: [20, 40],
-        holdSeconds: 5,
-        rampSeconds: 1,
-        recoveryRatePerSec: 5,
-        recoverySeconds: 10,
-        jitterSeconds: 0,
-        p95Ms: 250,
-        failRate: 0.01,
-      },
-    }),
+    manifestJson({ id: 'x', steps: [20, 40], holdSeconds: 5, target: 'http://127.0.0.1:1' }),
   );
   const out = await analyzePath(run);
   assert.match(out.analysis.verdict.notes.join(' '), /steps the manifest did not plan \(999\/s\)/);
@@ -115,27 +129,7 @@ test("--steady leaves each step's ramp seconds out of its rates", async () => {
       for (let i = 0; i < (s === 0 ? 5 : rate); i++) lines.push(req(t0 + k * 4 + s, 200, `r0${rate}`));
   }
   await writeFile(join(run, 'k6.csv'), `${lines.join('\n')}\n`);
-  await writeFile(
-    join(run, 'run.json'),
-    JSON.stringify({
-      kind: 'plateau.run',
-      schemaVersion: 1,
-      id: 's',
-      target: 'x',
-      service: null,
-      database: null,
-      load: {
-        stepsPerSec: [20, 40],
-        holdSeconds: 4,
-        rampSeconds: 1,
-        recoveryRatePerSec: 5,
-        recoverySeconds: 10,
-        jitterSeconds: 0,
-        p95Ms: 250,
-        failRate: 0.01,
-      },
-    }),
-  );
+  await writeFile(join(run, 'run.json'), manifestJson({ id: 's', steps: [20, 40], holdSeconds: 4 }));
   const whole = await analyzePath(run);
   assert.equal(
     whole.analysis.table[0]?.sentPerSec,
@@ -152,24 +146,14 @@ test("--steady leaves each step's ramp seconds out of its rates", async () => {
 test('--jittered-run names a jittered run of the same configuration whose safe limit the record quotes', async () => {
   const parent = join(dir, 'runs-jitter');
   const manifestFor = (id: string, jitterSeconds: number) =>
-    JSON.stringify({
-      kind: 'plateau.run',
-      schemaVersion: 1,
+    manifestJson({
       id,
       status: 'completed',
       target: 'reference statement service',
       service: { POOL_MAX: 4 },
-      database: null,
-      load: {
-        stepsPerSec: [10, 20],
-        holdSeconds: 4,
-        rampSeconds: 1,
-        recoveryRatePerSec: 5,
-        recoverySeconds: 10,
-        jitterSeconds,
-        p95Ms: 250,
-        failRate: 0.01,
-      },
+      steps: [10, 20],
+      holdSeconds: 4,
+      jitterSeconds,
     });
   const write = async (id: string, jitter: number, slowAt20: boolean) => {
     const run = join(parent, id);
@@ -254,26 +238,9 @@ test('--jittered-run that is not a completed jittered run of the same configurat
   const even = await runWithRequests('run-even-for-jitter', 5, 'r010');
   await writeFile(
     join(even, 'run.json'),
-    JSON.stringify({
-      kind: 'plateau.run',
-      schemaVersion: 1,
-      id: 'even',
-      status: 'completed',
-      target: 'x',
-      service: null,
-      database: null,
-      load: {
-        stepsPerSec: [10],
-        holdSeconds: 5,
-        rampSeconds: 1,
-        recoveryRatePerSec: 5,
-        recoverySeconds: 10,
-        jitterSeconds: 0,
-        p95Ms: 250,
-        failRate: 0.01,
-      },
-    }),
+    manifestJson({ id: 'even', status: 'completed', steps: [10], holdSeconds: 5 }),
   );
+
   await assert.rejects(
     analyzePath(even, { jitteredRun: join(dir, 'nowhere') }),
     (error: unknown) =>
