@@ -31,6 +31,7 @@ serve:
 # One at a time: each measures CPU on a shared 2-core machine.
 bench:
 	npm run bench:instrumentation
+	npm run bench:steps-poll
 	npm run bench:engine
 	npm run bench:engine-vs-k6
 	npm run bench:engine-scale

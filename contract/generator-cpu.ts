@@ -10,6 +10,8 @@ export interface GeneratorSecond {
   usablePct: number;
   /** The whole machine's busy CPU, % of all cores (the service and PostgreSQL share it). */
   machinePct: number | null;
+  /** The generator's resident memory, MB (absent in files written before it was sampled). */
+  rssMb?: number;
 }
 
 /**

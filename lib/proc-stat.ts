@@ -16,6 +16,16 @@ export function processCpuUs(pid: number): number | undefined {
   }
 }
 
+/** Resident memory of process `pid`, MB (VmRSS); undefined once it is gone. */
+export function processRssMb(pid: number): number | undefined {
+  try {
+    const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb === undefined ? undefined : Math.round(Number(kb) / 1024);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Busy and total CPU ticks of the machine so far, over all cores; undefined without /proc. */
 export function machineCpuTicks(): { busy: number; total: number } | undefined {
   try {

@@ -13,6 +13,10 @@ test('the probe reads a real busy process from /proc: about one core, and the ma
   assert.equal(report.usableCores, 2);
   const busy = report.seconds.filter((s) => s.cpuPct > 50);
   assert.ok(busy.length >= 3, JSON.stringify(report.seconds));
+  assert.ok(
+    report.seconds.every((s) => (s.rssMb ?? 0) > 10),
+    'a node process holds more than 10 MB',
+  );
   for (const s of busy) {
     assert.ok(s.cpuPct <= 130, `one thread cannot use much more than a core: ${s.cpuPct}`);
     assert.ok(Math.abs(s.usablePct - s.cpuPct / 2) <= 0.1, JSON.stringify(s));

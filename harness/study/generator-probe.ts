@@ -1,6 +1,6 @@
 // Samples the load generator's CPU once a second from /proc while it runs (generator.json).
 import type { GeneratorCpuReport, GeneratorSecond } from '../../contract/index.ts';
-import { machineCpuTicks, processCpuUs, usableCores } from '../../lib/proc-stat.ts';
+import { machineCpuTicks, processCpuUs, processRssMb, usableCores } from '../../lib/proc-stat.ts';
 
 /**
  * Reads the generator process's CPU and the machine's every second. Real k6 reports
@@ -61,8 +61,14 @@ export class GeneratorProbe {
       cpuPct: round(cpuPct),
       usablePct: round(cpuPct / this.#cores),
       machinePct: machinePct === null ? null : round(machinePct),
+      ...rss(this.#pid),
     });
   }
+}
+
+function rss(pid: number): { rssMb?: number } {
+  const mb = processRssMb(pid);
+  return mb === undefined ? {} : { rssMb: mb };
 }
 
 function round(x: number): number {

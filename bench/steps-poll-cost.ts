@@ -1,0 +1,104 @@
+// Benchmark: what reading the service's figures during a run costs the service measured.
+//
+// One reference service with SHED=off (a queue that never refuses) against one embedded
+// PostgreSQL, offered a constant rate above its pool's ceiling for each round, while a
+// poller reads, once a second, the whole `GET /steps` report, `GET /steps/live`, or nothing.
+// Rounds alternate, and the queue is let drain between them. Measured from the service's own
+// figures: served per second (its timeline, after the round's first 5 s) and the query p95
+// it saw (its bucket), which would stay at the database's ~50 ms if reading cost nothing.
+//
+//   npm run bench:steps-poll -- [rate=90] [roundSeconds=20] [rounds=1]
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { request } from 'undici';
+import type { ServerLiveReport, ServerStepReport } from '../contract/index.ts';
+import { engineNodeFlags } from '../engine/node-flags.ts';
+import { buildK6Scripts } from '../harness/build-scripts.ts';
+import { openDatabase } from '../harness/db/database.ts';
+
+const [rate = 90, roundSeconds = 20, rounds = 1] = process.argv.slice(2).map(Number);
+const bin = fileURLToPath(new URL('../bin/plateau.js', import.meta.url));
+const MODES = ['steps', 'live', 'none'] as const;
+
+const getJson = async <T>(url: string, method = 'GET'): Promise<T> => {
+  const res = await request(url, { method });
+  return (await res.body.json()) as T;
+};
+
+const db = await openDatabase({ databaseUrl: process.env.DATABASE_URL });
+const service = spawn(process.execPath, [bin, 'serve'], {
+  env: { ...process.env, PORT: '0', DATABASE_URL: db.url, SHED: 'off' },
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+const url = await new Promise<string>((resolve) => {
+  let out = '';
+  service.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+    const match = /listening on (\S+)/.exec(out);
+    if (match) resolve(match[1]!);
+  });
+});
+const [script] = await buildK6Scripts({
+  entries: [fileURLToPath(new URL('../scripts/constant-rate.ts', import.meta.url))],
+});
+
+const results: Record<string, unknown>[] = [];
+try {
+  for (let round = 0; round < rounds; round++) {
+    for (const mode of MODES) {
+      await getJson(`${url}/steps/reset`, 'POST');
+      const poll =
+        mode === 'none'
+          ? undefined
+          : setInterval(
+              () =>
+                void getJson(`${url}/${mode === 'steps' ? 'steps' : 'steps/live'}`).catch(() => undefined),
+              1000,
+            );
+      const engine = spawn(
+        process.execPath,
+        [
+          ...engineNodeFlags(),
+          bin,
+          'engine',
+          'run',
+          script!.outFile,
+          '-q',
+          '--no-summary',
+          ...['-e', `BASE_URL=${url}`, '-e', `RATE=${rate}`, '-e', `DURATION=${roundSeconds}s`],
+          ...['-e', `PREALLOCATED_VUS=${rate * roundSeconds}`, '-e', `MAX_VUS=${rate * roundSeconds}`],
+        ],
+        { stdio: 'ignore' },
+      );
+      await new Promise((resolve) => engine.on('exit', resolve));
+      if (poll) clearInterval(poll);
+      const report = await getJson<ServerStepReport>(`${url}/steps`);
+      const seconds = report.timeline.slice(5, roundSeconds);
+      // The round's requests: the busiest bucket (the script's step tag, or `untagged`).
+      const bucket = [...report.steps].sort((a, b) => b.requests - a.requests)[0];
+      results.push({
+        poll: mode === 'steps' ? 'GET /steps' : mode === 'live' ? 'GET /steps/live' : 'none',
+        rate,
+        servedPerSec:
+          Math.round((seconds.reduce((a, p) => a + p.served, 0) / Math.max(1, seconds.length)) * 10) / 10,
+        queryP95Ms: bucket?.queryMs.p95,
+        databaseP95Ms: bucket?.databaseMs?.p95,
+        loopDelayMaxMs: bucket?.process.loopDelayMs?.max ?? null,
+      });
+      process.stderr.write(`${JSON.stringify(results.at(-1))}\n`);
+      // Let the queue drain before the next round.
+      for (let i = 0; i < 120; i++) {
+        const live = await getJson<ServerLiveReport>(`${url}/steps/live`);
+        if (live.waiting === 0 && live.checkedOut === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    }
+  }
+  process.stdout.write(
+    `${JSON.stringify({ rate, roundSeconds, node: process.version, results }, null, 2)}\n`,
+  );
+} finally {
+  service.kill('SIGTERM');
+  await new Promise((resolve) => service.on('exit', resolve));
+  await db.stop();
+}
