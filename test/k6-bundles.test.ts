@@ -100,6 +100,7 @@ test("a user's script in modern TypeScript is lowered to ES2017 when plateau bun
         'export const options = { vus: 1, iterations: 1 };',
         'export default async function () {',
         '  const url = cfg.base ?? "http://127.0.0.1:1";',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the script's own template literal
         '  const res = await http.asyncRequest("GET", `${url}/`, null, { tags: cfg?.tags });',
         '  return res?.status;',
         '}',

@@ -42,7 +42,7 @@ export function planVus(inputs: SizingInputs): VuSizing {
   const s = inputs.service;
   let inFlight: number;
   let basis: string;
-  if (s && s.shed) {
+  if (s?.shed) {
     const latency = (s.acquireTimeoutMs + s.queryMs + 50) / 1000;
     inFlight = top * (latency + jitter) + s.poolMax + s.queueMax;
     basis = `top rate ${top}/s × (acquire timeout + query + 50 ms = ${round(latency)} s${jitter > 0 ? ` + jitter ${jitter} s` : ''}) + pool and queue`;

@@ -1,0 +1,52 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { RequestMoments } from './http-timings.ts';
+
+function moments(fields: Partial<RequestMoments>): RequestMoments {
+  return Object.assign(new RequestMoments(fields.created ?? 100), fields);
+}
+
+test('a new connection: blocked includes the dial, sending starts after the TLS handshake', () => {
+  const m = moments({ created: 100, connectStart: 101, connectDone: 103, tlsDone: 106, assigned: 106 });
+  m.written = 107;
+  m.firstByte = 157;
+  assert.deepEqual(m.timings(160), {
+    blocked: 6,
+    connecting: 2,
+    tls_handshaking: 3,
+    sending: 1,
+    waiting: 50,
+    receiving: 3,
+    duration: 54,
+  });
+});
+
+test('a reused connection: no dial, sending from the hand-over', () => {
+  const m = moments({ created: 100, assigned: 100.5, written: 101, firstByte: 151 });
+  const t = m.timings(152);
+  assert.equal(t.blocked, 0.5);
+  assert.equal(t.connecting, 0);
+  assert.equal(t.tls_handshaking, 0);
+  assert.equal(t.sending, 0.5);
+  assert.equal(t.duration, 0.5 + 50 + 1);
+});
+
+test('a request that timed out before its first byte has no waiting: its duration is its sending', () => {
+  const m = moments({ created: 100, assigned: 100, written: 101 });
+  const t = m.timings(2101);
+  assert.equal(t.waiting, 0);
+  assert.equal(t.receiving, 0);
+  assert.equal(t.duration, 1);
+});
+
+test('a request that never got a connection has all-zero timings', () => {
+  assert.deepEqual(moments({ created: 100 }).timings(200), {
+    blocked: 0,
+    connecting: 0,
+    tls_handshaking: 0,
+    sending: 0,
+    waiting: 0,
+    receiving: 0,
+    duration: 0,
+  });
+});
