@@ -1,11 +1,11 @@
 // `plateau engine schedule`: print the planned starts of a script without running it.
 import { consolidateOptions } from './config/options.ts';
+import { arrivalPlan } from './executor/registry.ts';
 import { loadScript } from './js/loader.ts';
 import { stderrLogger } from './js/logger.ts';
 import { createModuleTable, scriptGlobals } from './js/modules/index.ts';
 import { TestRuntime } from './js/runtime.ts';
 import { MetricRegistry } from './metrics/registry.ts';
-import { constantArrivalRateStarts, rampingArrivalRateStarts } from './schedule/arrival-rate-schedule.ts';
 import { ExecutionTuple, parseSegment, parseSequence } from './schedule/execution-segment.ts';
 
 /** Formats integer ns as ms with exactly 6 decimals, without float rounding. */
@@ -50,19 +50,17 @@ export async function printSchedule(options: {
     );
     for (const scenario of consolidated.scenarios) {
       options.write(`# scenario ${scenario.name} (${scenario.executor})\n`);
-      if (scenario.executor !== 'constant-arrival-rate' && scenario.executor !== 'ramping-arrival-rate') {
+      const plan = arrivalPlan(scenario);
+      if (!plan) {
         options.write('# no planned starts: VU-based executors start iterations as VUs become free\n');
         continue;
       }
-      if (!tuple.hasWork(scenario.maxVUs)) {
+      const maxVUs = plan.maxVUs(scenario);
+      if (!tuple.hasWork(maxVUs)) {
         options.write('# no work: this segment gets none of maxVUs\n');
         continue;
       }
-      const resegmented = tuple.resegmentByValue(scenario.maxVUs);
-      const starts =
-        scenario.executor === 'constant-arrival-rate'
-          ? constantArrivalRateStarts(scenario, resegmented)
-          : rampingArrivalRateStarts(scenario, resegmented);
+      const starts = plan.starts(scenario, tuple.resegmentByValue(maxVUs));
       let chunk = '';
       for (const start of starts) {
         chunk += `${formatOffsetMs(start.offsetNs)}\n`;

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { request } from 'undici';
-import type { ConstantArrivalRateScenario, ScenarioConfig } from './config/scenarios.ts';
+import type { ConstantArrivalRateScenario, ScenarioConfig } from './executor/registry.ts';
 import type { RuntimeSettings } from './js/runtime.ts';
 import { DEFAULT_SYSTEM_TAGS } from './metrics/system-tags.ts';
 import { CsvOutput } from './output/csv.ts';

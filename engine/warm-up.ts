@@ -14,21 +14,20 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { collectGarbage } from './collect-garbage.ts';
-import type {
-  ConstantArrivalRateScenario,
-  RampingArrivalRateScenario,
-  ScenarioConfig,
-} from './config/scenarios.ts';
 import { startHealthTicker } from './engine-health.ts';
-import { createExecutor } from './executor/create-executor.ts';
 import { VuPool } from './executor/executor.ts';
+import {
+  type ArrivalRateScenario,
+  arrivalPlan,
+  createExecutor,
+  type ScenarioConfig,
+} from './executor/registry.ts';
 import type { Logger } from './js/logger.ts';
 import { createModuleTable } from './js/modules/index.ts';
 import { type RuntimeSettings, TestRuntime } from './js/runtime.ts';
 import { MetricRegistry } from './metrics/registry.ts';
 import type { ThresholdConfig } from './metrics/thresholds.ts';
 import type { Output } from './output/output.ts';
-import { constantArrivalRateStarts, rampingArrivalRateStarts } from './schedule/arrival-rate-schedule.ts';
 import { ExecutionTuple } from './schedule/execution-segment.ts';
 
 /** Below this peak arrival rate (iterations/s) a cold start costs nothing measurable. */
@@ -75,12 +74,7 @@ export const REHEARSAL: Readonly<RehearsalLimits> = {
 
 /** The highest rate (iterations/s) a scenario plans; 0 for VU-based executors. */
 function scenarioPeakRate(s: ScenarioConfig): number {
-  if (s.executor === 'constant-arrival-rate') return (s.rate * 1e9) / s.timeUnitNs;
-  if (s.executor === 'ramping-arrival-rate') {
-    const most = Math.max(s.startRate, ...s.stages.map((stage) => stage.target));
-    return (most * 1e9) / s.timeUnitNs;
-  }
-  return 0;
+  return arrivalPlan(s)?.peakRate(s) ?? 0;
 }
 
 /** The highest arrival rate (iterations/s) any arrival-rate scenario plans. */
@@ -106,23 +100,11 @@ export const COLD_START_WARN_RATE = 5000;
 
 /** The rate (iterations/s) a scenario plans 100 ms after its start, this process's share. */
 export function earlyRate(s: ScenarioConfig, tuple: ExecutionTuple): number {
-  if (s.executor !== 'constant-arrival-rate' && s.executor !== 'ramping-arrival-rate') return 0;
-  const share = s.maxVUs > 0 ? tuple.scale(s.maxVUs) / s.maxVUs : 0;
-  const perSecond = 1e9 / s.timeUnitNs;
-  if (s.executor === 'constant-arrival-rate') return s.rate * perSecond * share;
-  // The ramp's rate at 100 ms: through its stages, linearly within each.
-  const atNs = 100e6;
-  let from = s.startRate;
-  let stageStart = 0;
-  for (const stage of s.stages) {
-    if (stageStart + stage.durationNs > atNs) {
-      const into = (atNs - stageStart) / stage.durationNs;
-      return (from + (stage.target - from) * into) * perSecond * share;
-    }
-    from = stage.target;
-    stageStart += stage.durationNs;
-  }
-  return from * perSecond * share;
+  const plan = arrivalPlan(s);
+  if (!plan) return 0;
+  const maxVUs = plan.maxVUs(s);
+  const share = maxVUs > 0 ? tuple.scale(maxVUs) / maxVUs : 0;
+  return plan.rateAt(s, 100e6) * share;
 }
 
 /** Warnings for scenarios that start above COLD_START_WARN_RATE, with what to do. */
@@ -226,7 +208,7 @@ export async function rehearseHotPath(
 /** One round: a fresh test-like setup, run for one round's schedule, then taken down. */
 async function rehearseRound(
   index: number,
-  config: ConstantArrivalRateScenario | RampingArrivalRateScenario,
+  config: ArrivalRateScenario,
   like: RehearsalLikeness,
   dir: string,
 ): Promise<{ iterations: number; answered: number; connections: number }> {
@@ -344,7 +326,7 @@ export function roundConfig(
   scenario: ScenarioConfig | undefined,
   rate: number,
   limits: Readonly<RehearsalLimits>,
-): ConstantArrivalRateScenario | RampingArrivalRateScenario {
+): ArrivalRateScenario {
   const common = {
     name: 'warm-up',
     startTimeNs: 0,
@@ -355,11 +337,8 @@ export function roundConfig(
     maxVUs: limits.maxVUs,
   };
   const durationNs = limits.roundMs * 1e6;
-  if (scenario?.executor === 'ramping-arrival-rate') {
-    const stage = { ...scenario.stages[0]!, durationNs, target: rate };
-    return { ...scenario, ...common, startRate: rate, stages: [stage] };
-  }
-  if (scenario?.executor === 'constant-arrival-rate') return { ...scenario, ...common, rate, durationNs };
+  const plan = scenario && arrivalPlan(scenario);
+  if (scenario && plan) return plan.atRate(scenario, common, rate, durationNs) as ArrivalRateScenario;
   return { ...common, executor: 'constant-arrival-rate', env: {}, tags: {}, rate, durationNs };
 }
 
@@ -369,18 +348,11 @@ export function roundConfig(
  * the shape of every planned start and throws away the code optimized for the old one.
  * Walking past it here makes that happen before the rehearsal, not a second into the test.
  */
-function walkLongSchedule(
-  config: ConstantArrivalRateScenario | RampingArrivalRateScenario,
-  tuple: ExecutionTuple,
-) {
-  const longNs = 3e9;
-  const starts =
-    config.executor === 'constant-arrival-rate'
-      ? constantArrivalRateStarts({ ...config, durationNs: longNs }, tuple)
-      : rampingArrivalRateStarts(
-          { ...config, stages: config.stages.map((stage) => ({ ...stage, durationNs: longNs })) },
-          tuple,
-        );
+function walkLongSchedule(config: ArrivalRateScenario, tuple: ExecutionTuple) {
+  const plan = arrivalPlan(config)!;
+  // The round itself (its fields and rate kept), lasting 3 s.
+  const long = plan.atRate(config, config, plan.peakRate(config), 3e9);
+  const starts = plan.starts(long, tuple);
   let last = 0;
   for (const start of starts) last = start.offsetNs;
   return last;

@@ -1,21 +1,19 @@
 // Consolidates the script's `options` with command-line overrides and validates them.
-import { isIP } from 'node:net';
 import { type ConfigProblem, PlateauError } from '../../contract/index.ts';
 import { PLATEAU_VERSION } from '../../lib/version.ts';
+import { parseScenario, type ScenarioConfig } from '../executor/registry.ts';
 import type { TlsSettings } from '../js/modules/connection-pool.ts';
 import { DEFAULT_SYSTEM_TAGS, isSystemTag, type SystemTag, UNRECORDED_TAGS } from '../metrics/system-tags.ts';
 import type { ThresholdConfig } from '../metrics/thresholds.ts';
-import { parseDurationNs } from './duration.ts';
-import type { ScenarioConfig } from './scenarios.ts';
+import { parseCidr } from './cidr.ts';
+import { ConfigReader } from './config-reader.ts';
+import { readBaseScenario } from './scenarios.ts';
 
 /** k6's default summary trend statistics. */
 export const DEFAULT_SUMMARY_TREND_STATS = ['avg', 'min', 'med', 'max', 'p(90)', 'p(95)'];
 
-const SCENARIO_NAME = /^[0-9a-zA-Z_-]+$/;
 const TREND_STAT = /^(avg|min|med|max|count|p\((\d+(\.\d+)?)\))$/;
 const SECOND_NS = 1e9;
-const DEFAULT_GRACEFUL_NS = 30 * SECOND_NS;
-const DEFAULT_MAX_DURATION_NS = 600 * SECOND_NS;
 /** The engine's User-Agent unless options.userAgent says otherwise. */
 export const DEFAULT_USER_AGENT = `plateau/${PLATEAU_VERSION} (k6 compatible)`;
 
@@ -189,7 +187,6 @@ export interface OptionOverrides {
  * once in one PlateauError (the CLI exits 104, k6's invalid-config code).
  */
 export function consolidateOptions(scriptOptions: unknown, overrides: OptionOverrides = {}): TestOptions {
-  const problems: ConfigProblem[] = [];
   const fromScript = (scriptOptions ?? {}) as Record<string, unknown>;
   if (typeof fromScript !== 'object' || Array.isArray(fromScript)) {
     throw PlateauError.invalidConfig([
@@ -201,244 +198,111 @@ export function consolidateOptions(scriptOptions: unknown, overrides: OptionOver
     ...fromScript,
     ...(overrides.options ?? {}),
   };
-  const duration = (value: unknown, setting: string, fallback: number): number => {
-    if (value === undefined || value === null) return fallback;
-    const ns = parseDurationNs(value);
-    if (ns === undefined) {
-      problems.push({
-        setting,
-        message: `${JSON.stringify(value)} is not a duration`,
-        hint: "use e.g. '30s', '1m30s' or a number of ms",
-      });
-      return fallback;
-    }
-    return ns;
-  };
-  const integer = (value: unknown, setting: string, fallback: number | undefined, min = 0): number => {
-    if (value === undefined || value === null) {
-      if (fallback === undefined) {
-        problems.push({ setting, message: 'is required', hint: `set a whole number of at least ${min}` });
-        return min;
-      }
-      return fallback;
-    }
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
-      problems.push({
-        setting,
-        message: `${JSON.stringify(value)} is not accepted`,
-        hint: `use a whole number of at least ${min}`,
-      });
-      return fallback ?? min;
-    }
-    return value;
-  };
-  const stringMap = (value: unknown, setting: string): Record<string, string> => {
-    if (value === undefined || value === null) return {};
-    if (typeof value !== 'object' || Array.isArray(value)) {
-      problems.push({
-        setting,
-        message: 'is not an object of strings',
-        hint: "use e.g. { team: 'payments' }",
-      });
-      return {};
-    }
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, String(v)]));
-  };
-
-  const cli = overrides.shortcuts ?? {};
-  const cliScenario = cli.duration !== undefined || cli.iterations !== undefined || cli.stages !== undefined;
-  const shortcuts = { ...raw, ...cli };
-  if (cliScenario) {
-    // The command line's shortcuts stand alone: none of the script's own shortcut values mix in.
-    for (const key of ['duration', 'iterations', 'stages'] as const) {
-      if (cli[key] === undefined) delete shortcuts[key];
-    }
-  }
-  const scenariosRaw = cliScenario
-    ? shortcutScenario(shortcuts)
-    : (raw.scenarios ?? shortcutScenario(shortcuts));
-  const scenarios: ScenarioConfig[] = [];
-  if (typeof scenariosRaw !== 'object' || scenariosRaw === null || Array.isArray(scenariosRaw)) {
-    problems.push({
-      setting: 'options.scenarios',
-      message: 'is not an object',
-      hint: 'map scenario names to configs',
-    });
-  } else {
-    for (const [name, value] of Object.entries(scenariosRaw as Record<string, unknown>)) {
-      const s = (value ?? {}) as Record<string, unknown>;
-      const at = (field: string) => `scenarios.${name}.${field}`;
-      if (!SCENARIO_NAME.test(name)) {
-        problems.push({
-          setting: `scenarios.${name}`,
-          message: 'has an invalid name',
-          hint: 'use letters, digits, _ and -',
-        });
-      }
-      const base = {
-        name,
-        startTimeNs: duration(s.startTime, at('startTime'), 0),
-        gracefulStopNs: duration(s.gracefulStop, at('gracefulStop'), DEFAULT_GRACEFUL_NS),
-        exec: typeof s.exec === 'string' ? s.exec : 'default',
-        env: stringMap(s.env, at('env')),
-        tags: stringMap(s.tags, at('tags')),
-      };
-      const stages = (field: string) => {
-        const list = s[field];
-        if (!Array.isArray(list) || list.length === 0) {
-          problems.push({
-            setting: at(field),
-            message: 'needs at least one stage',
-            hint: "e.g. [{ duration: '30s', target: 10 }]",
-          });
-          return [];
-        }
-        return list.map((stage: Record<string, unknown>, i: number) => ({
-          durationNs: duration(stage?.duration, at(`${field}[${i}].duration`), 0),
-          target: integer(stage?.target, at(`${field}[${i}].target`), undefined, 0),
-        }));
-      };
-      const arrivalVUs = () => {
-        const preAllocatedVUs = integer(s.preAllocatedVUs, at('preAllocatedVUs'), undefined, 0);
-        const maxVUs = integer(s.maxVUs, at('maxVUs'), preAllocatedVUs, 0);
-        if (maxVUs < preAllocatedVUs) {
-          problems.push({
-            setting: at('maxVUs'),
-            message: `${maxVUs} is below preAllocatedVUs ${preAllocatedVUs}`,
-            hint: 'use at least as many',
-          });
-        }
-        return { preAllocatedVUs, maxVUs };
-      };
-      /** `duration` of the executors that need one: at least 1 s, as k6 requires. */
-      const requiredDuration = () => {
-        const ns = duration(s.duration, at('duration'), 0);
-        if (ns < SECOND_NS)
-          problems.push({
-            setting: at('duration'),
-            message: 'is missing or under 1s',
-            hint: "use e.g. '30s'",
-          });
-        return ns;
-      };
-      switch (s.executor) {
-        case 'constant-arrival-rate': {
-          const durationNs = requiredDuration();
-          scenarios.push({
-            ...base,
-            executor: 'constant-arrival-rate',
-            rate: integer(s.rate, at('rate'), undefined, 1),
-            timeUnitNs: duration(s.timeUnit, at('timeUnit'), SECOND_NS),
-            durationNs,
-            ...arrivalVUs(),
-          });
-          break;
-        }
-        case 'ramping-arrival-rate':
-          scenarios.push({
-            ...base,
-            executor: 'ramping-arrival-rate',
-            startRate: integer(s.startRate, at('startRate'), 0, 0),
-            timeUnitNs: duration(s.timeUnit, at('timeUnit'), SECOND_NS),
-            stages: stages('stages'),
-            ...arrivalVUs(),
-          });
-          break;
-        case 'constant-vus': {
-          const durationNs = requiredDuration();
-          scenarios.push({
-            ...base,
-            executor: 'constant-vus',
-            vus: integer(s.vus, at('vus'), 1, 0),
-            durationNs,
-          });
-          break;
-        }
-        case 'ramping-vus':
-          scenarios.push({
-            ...base,
-            executor: 'ramping-vus',
-            startVUs: integer(s.startVUs, at('startVUs'), 1, 0),
-            stages: stages('stages'),
-            gracefulRampDownNs: duration(s.gracefulRampDown, at('gracefulRampDown'), DEFAULT_GRACEFUL_NS),
-          });
-          break;
-        case 'per-vu-iterations':
-        case 'shared-iterations': {
-          const vus = integer(s.vus, at('vus'), 1, 1);
-          const iterations = integer(s.iterations, at('iterations'), 1, 1);
-          if (s.executor === 'shared-iterations' && iterations < vus) {
-            problems.push({
-              setting: at('iterations'),
-              message: `${iterations} is fewer than vus ${vus}`,
-              hint: 'use at least one iteration per VU',
-            });
-          }
-          scenarios.push({
-            ...base,
-            executor: s.executor,
-            vus,
-            iterations,
-            maxDurationNs: duration(s.maxDuration, at('maxDuration'), DEFAULT_MAX_DURATION_NS),
-          });
-          break;
-        }
-        default:
-          problems.push({
-            setting: at('executor'),
-            message: `${JSON.stringify(s.executor)} is not an executor plateau's engine runs`,
-            hint: 'use constant-arrival-rate, ramping-arrival-rate, constant-vus, ramping-vus, per-vu-iterations or shared-iterations',
-          });
-      }
-    }
-    if (scenarios.length === 0 && problems.length === 0) {
-      problems.push({
-        setting: 'options.scenarios',
-        message: 'is empty',
-        hint: 'define at least one scenario',
-      });
-    }
-  }
-
+  const read = new ConfigReader();
+  const problems = read.problems;
+  const scenarios = readScenarios(scenariosOf(raw, overrides.shortcuts ?? {}), read);
   const summaryTrendStats =
     overrides.summaryTrendStats ??
     (raw.summaryTrendStats as string[] | undefined) ??
     DEFAULT_SUMMARY_TREND_STATS;
-  for (const stat of summaryTrendStats) {
-    const match = TREND_STAT.exec(stat);
-    if (!match || (match[2] !== undefined && Number(match[2]) > 100)) {
-      problems.push({
-        setting: 'summaryTrendStats',
-        message: `"${stat}" is not a trend statistic`,
-        hint: 'use avg, min, med, max, count or p(N) with 0 <= N <= 100',
-      });
-    }
-  }
+  checkTrendStats(summaryTrendStats, read);
   const thresholds = overrides.noThresholds ? {} : ((raw.thresholds ?? {}) as TestOptions['thresholds']);
   if (typeof thresholds !== 'object' || Array.isArray(thresholds)) {
-    problems.push({
-      setting: 'options.thresholds',
-      message: 'is not an object',
-      hint: "map metric names to expressions, e.g. { http_req_failed: ['rate<0.01'] }",
-    });
+    read.problem(
+      'options.thresholds',
+      'is not an object',
+      "map metric names to expressions, e.g. { http_req_failed: ['rate<0.01'] }",
+    );
   }
-  const maxRedirects = raw.maxRedirects ?? 10;
-  if (typeof maxRedirects !== 'number' || !Number.isInteger(maxRedirects) || maxRedirects < 0) {
-    problems.push({
-      setting: 'options.maxRedirects',
-      message: `${JSON.stringify(maxRedirects)} is not a whole number of redirects`,
-      hint: 'use 0 (follow none) or more; k6 follows 10 by default',
-    });
+  const warnings = unappliedOptionWarnings(raw);
+  const summaryTimeUnit = raw.summaryTimeUnit ?? '';
+  if (summaryTimeUnit !== '' && !SUMMARY_TIME_UNITS.includes(summaryTimeUnit as 's')) {
+    read.problem(
+      'options.summaryTimeUnit',
+      `${JSON.stringify(summaryTimeUnit)} is not a time unit the summary uses`,
+      `use ${SUMMARY_TIME_UNITS.join(', ')}, or leave it unset for a unit per value`,
+    );
   }
-  // k6 sends k6/<version> (https://k6.io/); the engine says what it is.
-  const userAgent = raw.userAgent ?? DEFAULT_USER_AGENT;
-  if (typeof userAgent !== 'string') {
-    problems.push({
-      setting: 'options.userAgent',
-      message: `${JSON.stringify(userAgent)} is not a string`,
-      hint: "use a string, or '' to send no User-Agent",
-    });
+  const options: TestOptions = {
+    scenarios,
+    thresholds,
+    summaryTrendStats,
+    ...httpOptions(raw, overrides, read),
+    noSetup: raw.noSetup === true,
+    noTeardown: raw.noTeardown === true,
+    tags: { ...read.stringMap(raw.tags, 'options.tags'), ...(overrides.tags ?? {}) },
+    setupTimeoutNs: read.duration(raw.setupTimeout, 'options.setupTimeout', 60 * SECOND_NS),
+    teardownTimeoutNs: read.duration(raw.teardownTimeout, 'options.teardownTimeout', 60 * SECOND_NS),
+    executionSegment: overrides.executionSegment ?? (raw.executionSegment as string | undefined),
+    executionSegmentSequence:
+      overrides.executionSegmentSequence ?? (raw.executionSegmentSequence as string | undefined),
+    minIterationDurationMs: read.duration(raw.minIterationDuration, 'options.minIterationDuration', 0) / 1e6,
+    rps: read.integer(raw.rps, 'options.rps', 0, 0),
+    summaryTimeUnit: SUMMARY_TIME_UNITS.includes(summaryTimeUnit as 's')
+      ? (summaryTimeUnit as TestOptions['summaryTimeUnit'])
+      : '',
+    handleSummaryTimeoutNs: read.duration(
+      raw.handleSummaryTimeout,
+      'options.handleSummaryTimeout',
+      120 * SECOND_NS,
+    ),
+    systemTags: systemTags(raw.systemTags, problems, warnings),
+    warnings,
+    scriptOptions: raw,
+  };
+  if (problems.length > 0) throw PlateauError.invalidConfig(problems, 'test options');
+  return options;
+}
+
+/**
+ * The raw scenarios: the script's, or the one `default` scenario k6's shortcut options
+ * describe. As in k6, the command line's shortcuts outrank the script: a duration,
+ * iteration count or stages given there replace the script's scenarios.
+ */
+function scenariosOf(raw: Record<string, unknown>, cli: NonNullable<OptionOverrides['shortcuts']>): unknown {
+  const cliScenario = cli.duration !== undefined || cli.iterations !== undefined || cli.stages !== undefined;
+  const shortcuts = { ...raw, ...cli };
+  if (!cliScenario) return raw.scenarios ?? shortcutScenario(shortcuts);
+  // The command line's shortcuts stand alone: none of the script's own shortcut values mix in.
+  for (const key of ['duration', 'iterations', 'stages'] as const) {
+    if (cli[key] === undefined) delete shortcuts[key];
   }
+  return shortcutScenario(shortcuts);
+}
+
+/** Each scenario read by its executor (engine/executor/registry.ts). */
+function readScenarios(scenariosRaw: unknown, read: ConfigReader): ScenarioConfig[] {
+  if (typeof scenariosRaw !== 'object' || scenariosRaw === null || Array.isArray(scenariosRaw)) {
+    read.problem('options.scenarios', 'is not an object', 'map scenario names to configs');
+    return [];
+  }
+  const scenarios: ScenarioConfig[] = [];
+  for (const [name, value] of Object.entries(scenariosRaw as Record<string, unknown>)) {
+    const fields = read.scenario(name, (value ?? {}) as Record<string, unknown>);
+    const scenario = parseScenario(readBaseScenario(fields), fields);
+    if (scenario) scenarios.push(scenario);
+  }
+  if (scenarios.length === 0 && read.problems.length === 0) {
+    read.problem('options.scenarios', 'is empty', 'define at least one scenario');
+  }
+  return scenarios;
+}
+
+function checkTrendStats(stats: readonly string[], read: ConfigReader): void {
+  for (const stat of stats) {
+    const match = TREND_STAT.exec(stat);
+    if (!match || (match[2] !== undefined && Number(match[2]) > 100)) {
+      read.problem(
+        'summaryTrendStats',
+        `"${stat}" is not a trend statistic`,
+        'use avg, min, med, max, count or p(N) with 0 <= N <= 100',
+      );
+    }
+  }
+}
+
+/** Options the engine reads but does not apply, and names k6 does not know, each with why. */
+function unappliedOptionWarnings(raw: Record<string, unknown>): string[] {
   const warnings: string[] = [];
   for (const name of Object.keys(raw)) {
     if (raw[name] === undefined || raw[name] === null) continue;
@@ -448,19 +312,51 @@ export function consolidateOptions(scriptOptions: unknown, overrides: OptionOver
       warnings.push(`options.${name} is not a k6 option and is ignored: check its spelling`);
     }
   }
-  const rps = integer(raw.rps, 'options.rps', 0, 0);
-  const summaryTimeUnit = raw.summaryTimeUnit ?? '';
-  if (summaryTimeUnit !== '' && !SUMMARY_TIME_UNITS.includes(summaryTimeUnit as 's')) {
-    problems.push({
-      setting: 'options.summaryTimeUnit',
-      message: `${JSON.stringify(summaryTimeUnit)} is not a time unit the summary uses`,
-      hint: `use ${SUMMARY_TIME_UNITS.join(', ')}, or leave it unset for a unit per value`,
-    });
+  return warnings;
+}
+
+type HttpOptions = Pick<
+  TestOptions,
+  | 'discardResponseBodies'
+  | 'maxRedirects'
+  | 'noCookiesReset'
+  | 'noConnectionReuse'
+  | 'noVUConnectionReuse'
+  | 'insecureSkipTLSVerify'
+  | 'throw'
+  | 'httpDebug'
+  | 'userAgent'
+  | 'hosts'
+  | 'tls'
+  | 'blockHostnames'
+  | 'blacklistIPs'
+>;
+
+/** The options that change how requests are made and where they may go. */
+function httpOptions(
+  raw: Record<string, unknown>,
+  overrides: OptionOverrides,
+  read: ConfigReader,
+): HttpOptions {
+  const problems = read.problems;
+  const maxRedirects = raw.maxRedirects ?? 10;
+  if (typeof maxRedirects !== 'number' || !Number.isInteger(maxRedirects) || maxRedirects < 0) {
+    read.problem(
+      'options.maxRedirects',
+      `${JSON.stringify(maxRedirects)} is not a whole number of redirects`,
+      'use 0 (follow none) or more; k6 follows 10 by default',
+    );
   }
-  const options: TestOptions = {
-    scenarios,
-    thresholds,
-    summaryTrendStats,
+  // k6 sends k6/<version> (https://k6.io/); the engine says what it is.
+  const userAgent = raw.userAgent ?? DEFAULT_USER_AGENT;
+  if (typeof userAgent !== 'string') {
+    read.problem(
+      'options.userAgent',
+      `${JSON.stringify(userAgent)} is not a string`,
+      "use a string, or '' to send no User-Agent",
+    );
+  }
+  return {
     discardResponseBodies: raw.discardResponseBodies === true,
     maxRedirects: Number(maxRedirects),
     noCookiesReset: raw.noCookiesReset === true,
@@ -474,35 +370,12 @@ export function consolidateOptions(scriptOptions: unknown, overrides: OptionOver
         : raw.httpDebug === true || raw.httpDebug === 'headers'
           ? 'headers'
           : '',
-    noSetup: raw.noSetup === true,
-    noTeardown: raw.noTeardown === true,
     userAgent: String(userAgent),
-    hosts: stringMap(raw.hosts, 'options.hosts'),
+    hosts: read.stringMap(raw.hosts, 'options.hosts'),
     tls: tlsSettings(raw, problems),
-    tags: { ...stringMap(raw.tags, 'options.tags'), ...(overrides.tags ?? {}) },
-    setupTimeoutNs: duration(raw.setupTimeout, 'options.setupTimeout', 60 * SECOND_NS),
-    teardownTimeoutNs: duration(raw.teardownTimeout, 'options.teardownTimeout', 60 * SECOND_NS),
-    executionSegment: overrides.executionSegment ?? (raw.executionSegment as string | undefined),
-    executionSegmentSequence:
-      overrides.executionSegmentSequence ?? (raw.executionSegmentSequence as string | undefined),
-    minIterationDurationMs: duration(raw.minIterationDuration, 'options.minIterationDuration', 0) / 1e6,
-    rps,
     blockHostnames: hostnamePatterns(raw.blockHostnames, problems),
     blacklistIPs: ipRanges(raw.blacklistIPs, problems),
-    summaryTimeUnit: SUMMARY_TIME_UNITS.includes(summaryTimeUnit as 's')
-      ? (summaryTimeUnit as TestOptions['summaryTimeUnit'])
-      : '',
-    handleSummaryTimeoutNs: duration(
-      raw.handleSummaryTimeout,
-      'options.handleSummaryTimeout',
-      120 * SECOND_NS,
-    ),
-    systemTags: systemTags(raw.systemTags, problems, warnings),
-    warnings,
-    scriptOptions: raw,
   };
-  if (problems.length > 0) throw PlateauError.invalidConfig(problems, 'test options');
-  return options;
 }
 
 /** k6's TLS version names → Node's. */
@@ -624,21 +497,6 @@ function ipRanges(value: unknown, problems: ConfigProblem[]): string[] {
     }
   }
   return ranges;
-}
-
-/** `10.0.0.0/8` → its parts, or undefined when it is not a CIDR range. */
-export function parseCidr(
-  range: string,
-): { address: string; prefix: number; family: 'ipv4' | 'ipv6' } | undefined {
-  const slash = range.indexOf('/');
-  if (slash < 0) return undefined;
-  const address = range.slice(0, slash);
-  const bits = range.slice(slash + 1);
-  const version = isIP(address);
-  if (version === 0 || !/^\d{1,3}$/.test(bits)) return undefined;
-  const prefix = Number(bits);
-  if (prefix > (version === 4 ? 32 : 128)) return undefined;
-  return { address, prefix, family: version === 4 ? 'ipv4' : 'ipv6' };
 }
 
 /** k6's systemTags: known names only; unset means k6's default set. */

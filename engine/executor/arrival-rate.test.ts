@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { connect, createServer, type Socket } from 'node:net';
 import { test } from 'node:test';
-import type { ConstantArrivalRateScenario } from '../config/scenarios.ts';
 import { TestRuntime } from '../js/runtime.ts';
 import { MetricRegistry } from '../metrics/registry.ts';
 import { ExecutionTuple } from '../schedule/execution-segment.ts';
-import { createExecutor } from './create-executor.ts';
 import { monotonicMs, VuPool } from './executor.ts';
+import type { ConstantArrivalRateScenario } from './registry.ts';
+import { createExecutor } from './registry.ts';
 
 const MS = 1e6;
 

@@ -1,13 +1,31 @@
-// The dispatch loop both arrival-rate executors share (k6-scheduling.md §1.5).
+// The dispatch loop both arrival-rate executors share (k6-scheduling.md §1.5); each executor
+// gives it its plan of starts (constant-arrival-rate.ts, ramping-arrival-rate.ts).
 
 import { Fifo } from '../../lib/fifo.ts';
-import type { ConstantArrivalRateScenario, RampingArrivalRateScenario } from '../config/scenarios.ts';
+import type { ScenarioFields } from '../config/config-reader.ts';
+import type { BaseScenario } from '../config/scenarios.ts';
 import type { VirtualUser } from '../js/context.ts';
 import type { PlannedStart } from '../schedule/arrival-rate-schedule.ts';
 import type { ExecutionTuple } from '../schedule/execution-segment.ts';
 import { type ExecutorEnv, monotonicMs, ScenarioExecutor, sleepUnless } from './executor.ts';
 import { Interrupt } from './interrupt.ts';
 import { runIteration } from './iteration.ts';
+
+/** The VU fields both arrival-rate executors have. */
+export interface ArrivalRateVUs {
+  preAllocatedVUs: number;
+  maxVUs: number;
+}
+
+/** preAllocatedVUs (required) and maxVUs (at least as many; preAllocatedVUs when unset). */
+export function readArrivalRateVUs(fields: ScenarioFields): ArrivalRateVUs {
+  const preAllocatedVUs = fields.integer('preAllocatedVUs', undefined, 0);
+  const maxVUs = fields.integer('maxVUs', preAllocatedVUs, 0);
+  if (maxVUs < preAllocatedVUs) {
+    fields.problem('maxVUs', `${maxVUs} is below preAllocatedVUs ${preAllocatedVUs}`, 'use at least as many');
+  }
+  return { preAllocatedVUs, maxVUs };
+}
 
 /**
  * How late the next start may be before finished I/O dispatches it ahead of the timer.
@@ -70,12 +88,12 @@ class IdleVUs {
  * Starts that fall due together are dispatched in one batch per wake-up.
  */
 export class ArrivalRateExecutor extends ScenarioExecutor {
-  readonly #config: ConstantArrivalRateScenario | RampingArrivalRateScenario;
+  readonly #config: BaseScenario & ArrivalRateVUs & { executor: string };
   readonly #plan: (tuple: ExecutionTuple) => Iterable<PlannedStart>;
 
   constructor(
     env: ExecutorEnv,
-    config: ConstantArrivalRateScenario | RampingArrivalRateScenario,
+    config: BaseScenario & ArrivalRateVUs & { executor: string },
     plan: (tuple: ExecutionTuple) => Iterable<PlannedStart>,
     regularDurationNs: number,
     scenarioEnv: Record<string, string>,

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ScenarioConfig } from '../config/scenarios.ts';
 import { TestRuntime } from '../js/runtime.ts';
 import { MetricRegistry } from '../metrics/registry.ts';
 import { ExecutionTuple, parseSegment, parseSequence } from '../schedule/execution-segment.ts';
-import { maxPlannedVUs, plannedVUs, VuPool } from './executor.ts';
+import { VuPool } from './executor.ts';
+import type { ScenarioConfig } from './registry.ts';
+import { maxPlannedVUs, plannedVUs } from './registry.ts';
 
 const S = 1e9;
 const base = { exec: 'default', env: {}, tags: {}, gracefulStopNs: 0 };

@@ -1,10 +1,11 @@
 // What every executor gets from the runner, and what it gives back.
 import { performance } from 'node:perf_hooks';
 import { Fifo } from '../../lib/fifo.ts';
-import { maxDurationNs, type ScenarioConfig } from '../config/scenarios.ts';
+
 import { type ScenarioInfo, VirtualUser } from '../js/context.ts';
 import { nowMs, type TestRuntime } from '../js/runtime.ts';
 import type { ExecutionTuple } from '../schedule/execution-segment.ts';
+import type { ScenarioConfig } from './registry.ts';
 
 /**
  * The test's VUs, as k6 keeps them: one pool for all scenarios. The VUs the plan needs at
@@ -50,40 +51,6 @@ export class VuPool {
     this.#runtime.vusInitialized++;
     return new VirtualUser(idInInstance, globalVuId(this.#tuple, idInInstance));
   }
-}
-
-/** The VUs a scenario plans to use from its start: preAllocatedVUs, or its most VUs. */
-export function plannedVUs(config: ScenarioConfig, tuple: ExecutionTuple): number {
-  switch (config.executor) {
-    case 'constant-arrival-rate':
-    case 'ramping-arrival-rate':
-      return tuple.scale(config.preAllocatedVUs);
-    case 'ramping-vus':
-      return Math.max(tuple.scale(config.startVUs), ...config.stages.map((s) => tuple.scale(s.target)));
-    default:
-      return tuple.scale(config.vus);
-  }
-}
-
-/**
- * The most VUs the scenarios plan to use at the same time, each from its startTime to the
- * end of its graceful stop: what k6 initializes before the test starts.
- */
-export function maxPlannedVUs(scenarios: readonly ScenarioConfig[], tuple: ExecutionTuple): number {
-  const events: { atNs: number; delta: number }[] = [];
-  for (const s of scenarios) {
-    const vus = plannedVUs(s, tuple);
-    events.push({ atNs: s.startTimeNs, delta: vus }, { atNs: s.startTimeNs + maxDurationNs(s), delta: -vus });
-  }
-  // A scenario that ends when another starts hands its VUs over: ends first.
-  events.sort((a, b) => a.atNs - b.atNs || a.delta - b.delta);
-  let now = 0;
-  let most = 0;
-  for (const event of events) {
-    now += event.delta;
-    most = Math.max(most, now);
-  }
-  return most;
 }
 
 /** The VU's id across instances: the idInInstance-th element of this segment's stripe. */

@@ -1,56 +1,37 @@
-// The executors that keep VUs looping: constant-vus, ramping-vus, per-vu- and shared-iterations.
-import type {
-  ConstantVusScenario,
-  PerVuIterationsScenario,
-  RampingVusScenario,
-  SharedIterationsScenario,
-} from '../config/scenarios.ts';
+// The VU loops the closed-model executors share: constant-vus, ramping-vus,
+// per-vu-iterations and shared-iterations each give them a plan (their own files).
+import type { BaseScenario } from '../config/scenarios.ts';
 import type { VirtualUser } from '../js/context.ts';
 import { type ExecutorEnv, monotonicMs, ScenarioExecutor, segmentedIndex, sleepUnless } from './executor.ts';
 import { Interrupt } from './interrupt.ts';
 import { runIteration } from './iteration.ts';
 
-type VuScenario =
-  | ConstantVusScenario
-  | RampingVusScenario
-  | PerVuIterationsScenario
-  | SharedIterationsScenario;
-
-/** A change in the number of VUs a ramping-vus scenario should run. */
+/** A change in the number of VUs a scenario should run. */
 export interface VuStep {
   /** From the scenario start, ns. */
   atNs: number;
   vus: number;
 }
 
-/**
- * The ramping-vus plan: one step each time the linear ramp crosses a whole number of VUs,
- * from `startVUs` through each stage to its target (a 0-duration stage jumps at once).
- */
-export function rampingVuSteps(
-  startVUs: number,
-  stages: readonly { durationNs: number; target: number }[],
-): VuStep[] {
-  const steps: VuStep[] = [{ atNs: 0, vus: startVUs }];
-  let from = startVUs;
-  let stageStart = 0;
-  for (const stage of stages) {
-    const delta = stage.target - from;
-    if (stage.durationNs === 0 || delta === 0) {
-      if (delta !== 0) steps.push({ atNs: stageStart, vus: stage.target });
-    } else {
-      const count = Math.abs(delta);
-      for (let k = 1; k <= count; k++) {
-        steps.push({
-          atNs: stageStart + Math.trunc((stage.durationNs * k) / count),
-          vus: from + Math.sign(delta) * k,
-        });
-      }
-    }
-    from = stage.target;
-    stageStart += stage.durationNs;
-  }
-  return steps;
+/** How a VU-based scenario runs: its VUs over time, and the iterations it may start. */
+export interface VuPlan {
+  /** The VUs wanted over time, this instance's share; the first step is at 0. */
+  steps: VuStep[];
+  /** How long the iteration of a VU released by a ramp-down may still run, ns. */
+  rampDownNs: number;
+  /**
+   * The iterations of an iteration-based executor, which ends when they are done or at its
+   * maxDuration; without one, VUs loop until the regular end.
+   */
+  budget?: IterationBudget;
+}
+
+/** The iterations an iteration-based scenario may still start, and their numbering. */
+export interface IterationBudget {
+  /** The next iteration's index in this instance for the VU in `slot`; undefined when none is left. */
+  take(slot: number): number | undefined;
+  /** Iterations not started (counted as dropped when the scenario ends). */
+  left(): number;
 }
 
 /**
@@ -60,25 +41,25 @@ export function rampingVuSteps(
  * (gracefulRampDown, then interrupted).
  */
 export class VuBasedExecutor extends ScenarioExecutor {
-  readonly #config: VuScenario;
+  readonly #config: BaseScenario;
+  readonly #plan: VuPlan;
 
   constructor(
     env: ExecutorEnv,
-    config: VuScenario,
+    config: BaseScenario,
+    plan: VuPlan,
     regularDurationNs: number,
     scenarioEnv: Record<string, string>,
   ) {
     super(env, regularDurationNs, scenarioEnv);
     this.#config = config;
+    this.#plan = plan;
   }
 
   async run(): Promise<void> {
     const { runtime, tuple, vus: factory, exec } = this.environment;
     const config = this.#config;
-    const steps =
-      config.executor === 'ramping-vus'
-        ? rampingVuSteps(config.startVUs, config.stages).map((s) => ({ ...s, vus: tuple.scale(s.vus) }))
-        : [{ atNs: 0, vus: tuple.scale(config.vus) }];
+    const { steps, rampDownNs, budget } = this.#plan;
     const maxVUs = Math.max(0, ...steps.map((s) => s.vus));
     this.stats.maxVUs = maxVUs;
     const pool: VirtualUser[] = Array.from({ length: maxVUs }, () => factory.acquire());
@@ -94,24 +75,9 @@ export class VuBasedExecutor extends ScenarioExecutor {
     const loops = new Map<number, Promise<void>>();
     const toGlobal = segmentedIndex(tuple);
 
-    // Iteration budget of the iteration-based executors.
-    const perVuLeft = config.executor === 'per-vu-iterations' ? pool.map(() => config.iterations) : undefined;
-    let sharedLeft =
-      config.executor === 'shared-iterations' ? tuple.scale(config.iterations) : Number.POSITIVE_INFINITY;
     let iterationInScenario = 0;
-    const perVuCount = pool.map(() => 0);
-
-    const takeIteration = (slot: number): number | undefined => {
-      if (perVuLeft) {
-        if (perVuLeft[slot]! <= 0) return undefined;
-        perVuLeft[slot]!--;
-        // per-vu-iterations numbers iterations by VU: VU v's i-th is v·iterations + i.
-        return slot * (config as PerVuIterationsScenario).iterations + perVuCount[slot]!++;
-      }
-      if (sharedLeft <= 0) return undefined;
-      sharedLeft--;
-      return iterationInScenario;
-    };
+    const takeIteration = (slot: number): number | undefined =>
+      budget ? budget.take(slot) : iterationInScenario;
 
     const loop = async (slot: number) => {
       const vu = pool[slot]!;
@@ -134,7 +100,6 @@ export class VuBasedExecutor extends ScenarioExecutor {
 
     this.markStarted();
     startLoops();
-    const rampDownNs = config.executor === 'ramping-vus' ? config.gracefulRampDownNs : 0;
     for (const step of steps.slice(1)) {
       await sleepUnless(step.atNs / 1e6 - (monotonicMs() - this.startedMonotonic), regularEnd.signal);
       if (regularEnd.signal.aborted) break;
@@ -148,9 +113,8 @@ export class VuBasedExecutor extends ScenarioExecutor {
         setTimeout(() => released.abort(), rampDownNs / 1e6).unref();
       }
     }
-    const iterationBased = config.executor === 'per-vu-iterations' || config.executor === 'shared-iterations';
     const allLoops = () => Promise.all(loops.values());
-    if (iterationBased) {
+    if (budget) {
       // These end when the iterations are done or maxDuration passes, whichever is first;
       // the maxDuration timer is cancelled either way so it cannot hold the process open.
       const finished = new AbortController();
@@ -172,8 +136,8 @@ export class VuBasedExecutor extends ScenarioExecutor {
       interruptAll.abort();
       await done;
     }
-    if (iterationBased) {
-      const undone = perVuLeft ? perVuLeft.reduce((a, b) => a + b, 0) : sharedLeft;
+    if (budget) {
+      const undone = budget.left();
       if (undone > 0) {
         this.stats.dropped += undone;
         const tags = runtime.systemTags.scenario

@@ -1,6 +1,6 @@
 // k6's blockHostnames and blacklistIPs: destinations a test may not send requests to.
 import { BlockList } from 'node:net';
-import { parseCidr } from '../../config/options.ts';
+import { parseCidr } from '../../config/cidr.ts';
 
 /** Error codes k6 gives a request refused by these rules. */
 export const BLOCKED_HOSTNAME_CODE = 'PLATEAU_BLOCKED_HOSTNAME';
