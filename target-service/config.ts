@@ -1,5 +1,6 @@
 // Settings of the reference statement API: defaults in one place, read from env, validated.
 import { type ConfigProblem, PlateauError } from '../contract/index.ts';
+import { describeRange, parseNumberText } from '../lib/number-text.ts';
 
 /** Every setting of the statement service. */
 export interface ServiceConfig {
@@ -117,12 +118,13 @@ export function parseServiceConfig(
   for (const s of INT_SETTINGS) {
     const raw = env[s.env];
     if (raw === undefined || raw.trim() === '') continue;
-    const value = Number(raw.trim());
-    if (!/^-?\d+$/.test(raw.trim()) || value < s.min || value > s.max) {
+    const limits = { min: s.min, max: s.max, integer: true };
+    const value = parseNumberText(raw, limits);
+    if (value === undefined) {
       problems.push({
         setting: s.env,
         message: `"${raw}" is not accepted`,
-        hint: `use a whole number from ${s.min} to ${s.max}`,
+        hint: `use ${describeRange(limits)}`,
       });
       continue;
     }

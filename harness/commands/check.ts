@@ -2,6 +2,7 @@
 import { relative } from 'node:path';
 import { type Command, Option } from 'commander';
 import { type ConfigProblem, EXIT_CODES, PlateauError } from '../../contract/index.ts';
+import { parseNumberText } from '../../lib/number-text.ts';
 import { parseServiceConfig } from '../../target-service/config.ts';
 import { setSignalPolicy } from '../lifecycle.ts';
 import { type CheckPlan, readRecordedLimit, runCheck, writeJunit } from '../study/check.ts';
@@ -71,8 +72,8 @@ when interrupted, 1 when the check could not run.`,
       }
       const positive = (name: string, raw: string | undefined, integer: boolean): number | undefined => {
         if (raw === undefined) return undefined;
-        const value = Number(raw);
-        if (!Number.isFinite(value) || value <= 0 || (integer && !Number.isInteger(value))) {
+        const value = parseNumberText(raw, { integer });
+        if (value === undefined || value <= 0) {
           problems.push({
             setting: name,
             message: `"${raw}" is not accepted`,

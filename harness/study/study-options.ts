@@ -2,6 +2,7 @@
 import { isIP } from 'node:net';
 import type { ConfigProblem, SourcedValue, ValueSource, VuSizing } from '../../contract/index.ts';
 import { PlateauError } from '../../contract/index.ts';
+import { describeRange, parseNumberText } from '../../lib/number-text.ts';
 import { parseServiceConfig, SERVICE_ENV_KEYS } from '../../target-service/config.ts';
 
 /** The defaults of a study, in one place. */
@@ -130,17 +131,12 @@ export function planStudy(flags: RunFlags, env: Record<string, string | undefine
     integer: boolean,
   ) => {
     if (raw === undefined) return pick(flag, undefined, fallback, quickValue);
-    const value = Number(raw);
-    if (
-      raw.trim() === '' ||
-      !Number.isFinite(value) ||
-      value < min ||
-      (integer && !Number.isInteger(value))
-    ) {
+    const value = parseNumberText(raw, { min, integer });
+    if (value === undefined) {
       problems.push({
         setting: flag,
         message: `"${raw}" is not accepted`,
-        hint: `use ${integer ? 'a whole number' : 'a number'} of at least ${min}`,
+        hint: `use ${describeRange({ min, integer })}`,
       });
       return fallback;
     }

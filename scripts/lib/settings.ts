@@ -1,5 +1,6 @@
 // Reads script settings from __ENV with defaults, collecting every problem at once.
 // Pure: no k6 imports, so it is unit-tested in Node and bundled into every script.
+import { describeRange, type NumberLimits, parseNumberText } from '../../lib/number-text.ts';
 
 /** The environment a script sees (`__ENV` in k6). */
 export type Env = Record<string, string | undefined>;
@@ -66,17 +67,12 @@ export class SettingsReader {
   }
 
   /** A number within [min, max]; `integer` requires a whole number. */
-  number(
-    name: string,
-    fallback: number,
-    limits: { min?: number; max?: number; integer?: boolean } = {},
-  ): number {
+  number(name: string, fallback: number, limits: NumberLimits = {}): number {
     const raw = this.raw(name);
     if (raw === undefined) return fallback;
-    const value = Number(raw);
-    const { min = Number.NEGATIVE_INFINITY, max = Number.POSITIVE_INFINITY, integer = false } = limits;
-    if (!/^-?\d+(\.\d+)?$/.test(raw) || value < min || value > max || (integer && !Number.isInteger(value))) {
-      this.problem(name, `"${raw}" is not accepted; use ${describeRange(min, max, integer)}`);
+    const value = parseNumberText(raw, limits);
+    if (value === undefined) {
+      this.problem(name, `"${raw}" is not accepted; use ${describeRange(limits)}`);
       return fallback;
     }
     return value;
@@ -120,12 +116,4 @@ export class SettingsReader {
   check(): void {
     if (this.problems.length > 0) throw new SettingsError(this.problems);
   }
-}
-
-function describeRange(min: number, max: number, integer: boolean): string {
-  const kind = integer ? 'a whole number' : 'a number';
-  if (Number.isFinite(min) && Number.isFinite(max)) return `${kind} from ${min} to ${max}`;
-  if (Number.isFinite(min)) return `${kind} of at least ${min}`;
-  if (Number.isFinite(max)) return `${kind} of at most ${max}`;
-  return kind;
 }
