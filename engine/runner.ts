@@ -6,17 +6,15 @@ import { join } from 'node:path';
 import { ERROR_CODES, EXIT_CODES, isPlateauError, PlateauError } from '../contract/index.ts';
 import { collectGarbage } from './collect-garbage.ts';
 import { consolidateOptions, type OptionOverrides, type TestOptions } from './config/options.ts';
-import { startHealthTicker } from './engine-health.ts';
 import { ScriptError } from './errors.ts';
-import { type Executor, sleepUnless, VuPool } from './executor/executor.ts';
+import { type Executor, sleepUnless } from './executor/executor.ts';
 import { Interrupt } from './executor/interrupt.ts';
-import { createExecutor, maxPlannedVUs } from './executor/registry.ts';
+import { maxPlannedVUs } from './executor/registry.ts';
 import { type IterationContext, runInContext, VirtualUser } from './js/context.ts';
 import { describe, loadScript } from './js/loader.ts';
 import { type Logger, stderrLogger, withoutDebug } from './js/logger.ts';
-import { createModuleTable, scriptGlobals } from './js/modules/index.ts';
-import { nowMs, TestRuntime } from './js/runtime.ts';
-import { MetricRegistry } from './metrics/registry.ts';
+import { scriptGlobals } from './js/modules/index.ts';
+import { nowMs, type TestRuntime } from './js/runtime.ts';
 import { csvTagColumns } from './metrics/system-tags.ts';
 import { evaluateThresholds } from './metrics/threshold-evaluator.ts';
 import { CsvOutput, parseCsvConfig } from './output/csv.ts';
@@ -27,6 +25,7 @@ import { ScenarioBreakdown } from './output/scenario-breakdown.ts';
 import { buildSummaryData, type SummaryData, summaryExport } from './output/summary.ts';
 import { renderTextSummary, textSummaryInput } from './output/text-summary.ts';
 import { ExecutionTuple, parseSegment, parseSequence } from './schedule/execution-segment.ts';
+import { TestInstance } from './test-instance.ts';
 import {
   coldStartWarnings,
   peakArrivalRate,
@@ -120,17 +119,15 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
   const logger = config.logger ?? withoutDebug(stderrLogger(startedMs));
   const write = config.stdout ?? ((text: string) => process.stdout.write(text));
   const env = { ...(config.includeSystemEnv === false ? {} : stringEnv(process.env)), ...(config.env ?? {}) };
-  const outputs: Output[] = [];
-  const registry = new MetricRegistry();
-  const runtime = new TestRuntime({ registry, logger, env, runTags: {}, outputs });
+  let options: TestOptions | undefined;
+  const instance = new TestInstance({ logger, env, scriptOptions: () => options?.scriptOptions });
+  const { registry, runtime } = instance;
   // Full mode's per-scenario sections need every sample by scenario and group as it comes.
   const breakdown = config.summaryMode === 'full' ? new ScenarioBreakdown() : undefined;
   runtime.sampleObserver = breakdown;
   const stopExternally = () => runtime.stop({ kind: 'signal', message: 'stopped by signal' });
   config.signal?.addEventListener('abort', stopExternally, { once: true });
-  let options: TestOptions | undefined;
-  const table = createModuleTable(runtime, () => options?.scriptOptions);
-  const cleanups: (() => void | Promise<void>)[] = [table.close];
+  const cleanups: (() => void | Promise<void>)[] = [];
   const result = (exitCode: number, reason: string, summary?: SummaryData): RunResult => ({
     exitCode,
     reason,
@@ -145,7 +142,7 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
       : logger;
     const exports = await loadScript(
       config.script,
-      table.modules,
+      instance.modules,
       scriptGlobals(runtime),
       logger,
       consoleLogger,
@@ -167,10 +164,7 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
       );
     }
     for (const warning of options.warnings) logger.log('warning', warning);
-    runtime.applySettings(options);
-    // k6 registers http_req_duration{expected_response:true} only while the tag is on.
-    if (!options.systemTags.includes('expected_response')) registry.forgetExpectedResponseSubmetric();
-    for (const warning of registry.applyThresholds(options.thresholds)) logger.log('warning', warning);
+    for (const warning of instance.configure(options, options.thresholds)) logger.log('warning', warning);
     const tuple = ExecutionTuple.create(
       options.executionSegment ? parseSegment(options.executionSegment) : undefined,
       options.executionSegmentSequence ? parseSequence(options.executionSegmentSequence) : undefined,
@@ -185,8 +179,7 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
         if (name) csv.fileName = name;
         return new CsvOutput(csv, tagColumns);
       });
-    outputs.push(...makeOutputs(() => undefined));
-    for (const output of outputs) await output.start();
+    await instance.startOutputs(makeOutputs(() => undefined));
     for (const warning of coldStartWarnings(options.scenarios, tuple)) logger.log('warning', warning);
     // Before the clock starts, as k6 initializes VUs before it: warm the per-request code.
     const peakRate = tuple.scale(Math.round(peakArrivalRate(options.scenarios))); // this segment's share
@@ -214,13 +207,10 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
     }
 
     // k6 initializes the VUs its plan needs at once before the test clock starts.
-    const vus = new VuPool(runtime, tuple);
-    vus.initialize(maxPlannedVUs(options.scenarios, tuple));
+    const vus = instance.vuPool(tuple, maxPlannedVUs(options.scenarios, tuple));
     // The rehearsal's garbage goes now, not amid the test's first requests (collect-garbage.ts).
     if (rehearse) collectGarbage('young');
-    runtime.markStarted();
-    runtime.startFlushing();
-    cleanups.push(startHealthTicker(runtime));
+    instance.start();
     const thresholdTimer = setInterval(() => {
       const verdict = evaluateThresholds(registry, nowMs() - runtime.startMs, false);
       if (verdict.abort) {
@@ -249,10 +239,10 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
 
     // Scenarios, each from its startTime, all at once.
     const executors: Executor[] = options.scenarios.map((scenario) =>
-      createExecutor(
-        { runtime, config: scenario, tuple, vus, exec: exports[scenario.exec] as (data: unknown) => unknown },
-        { ...env, ...scenario.env },
-      ),
+      instance.executor(scenario, tuple, vus, exports[scenario.exec] as (data: unknown) => unknown, {
+        ...env,
+        ...scenario.env,
+      }),
     );
     const progressTimer = config.onProgress
       ? setInterval(() => config.onProgress?.(snapshot(runtime, executors)), 1000)
@@ -302,9 +292,8 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
     throw error;
   } finally {
     config.signal?.removeEventListener('abort', stopExternally);
-    runtime.stopFlushing();
-    for (const output of outputs) await output.stop().catch(() => undefined);
     for (const cleanup of cleanups) await cleanup();
+    await instance.close();
   }
 }
 

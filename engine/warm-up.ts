@@ -14,21 +14,13 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { collectGarbage } from './collect-garbage.ts';
-import { startHealthTicker } from './engine-health.ts';
-import { VuPool } from './executor/executor.ts';
-import {
-  type ArrivalRateScenario,
-  arrivalPlan,
-  createExecutor,
-  type ScenarioConfig,
-} from './executor/registry.ts';
+import { type ArrivalRateScenario, arrivalPlan, type ScenarioConfig } from './executor/registry.ts';
 import type { Logger } from './js/logger.ts';
-import { createModuleTable } from './js/modules/index.ts';
-import { type RuntimeSettings, TestRuntime } from './js/runtime.ts';
-import { MetricRegistry } from './metrics/registry.ts';
+import type { RuntimeSettings } from './js/runtime.ts';
 import type { ThresholdConfig } from './metrics/thresholds.ts';
 import type { Output } from './output/output.ts';
 import { ExecutionTuple } from './schedule/execution-segment.ts';
+import { TestInstance } from './test-instance.ts';
 
 /** Below this peak arrival rate (iterations/s) a cold start costs nothing measurable. */
 export const WARM_UP_MIN_RATE = 1000;
@@ -161,9 +153,10 @@ export interface Rehearsal {
  * modules, metric pipeline and outputs against a local sink, until the code keeps up (see
  * REHEARSAL), then discards everything it produced. Takes two to four seconds.
  *
- * Every round is a whole test start of its own, as the test will be one more: a new
- * registry, runtime, module table, VUs (which open their connections in the round's first
- * moments, as the test's will), executor, outputs and sink, on a new port. Code V8 compiled
+ * Every round is a whole test start of its own, built by the test's own TestInstance
+ * (test-instance.ts), as the test will be one more: a new registry, runtime, module table,
+ * VUs (which open their connections in the round's first moments, as the test's will),
+ * executor, outputs and sink, on a new port. Code V8 compiled
  * for one round's objects then already serves objects of the next, and the test is a round
  * V8 has seen many times. With one set of objects carried through every round, the test
  * began with a burst of deoptimizations and recompilations on the engine's core: closures
@@ -214,46 +207,34 @@ async function rehearseRound(
 ): Promise<{ iterations: number; answered: number; connections: number }> {
   const sink = await startSink(SINK_RESPONSES[index % SINK_RESPONSES.length]);
   const url = `http://127.0.0.1:${(sink.server.address() as AddressInfo).port}/warm-up`;
-  const registry = new MetricRegistry();
-  const outputs = like.outputs?.(dir) ?? [];
-  const runtime = new TestRuntime({ registry, logger: silent, env: {}, runTags: {}, outputs });
+  const instance = new TestInstance({ logger: silent, env: {}, scriptOptions: () => ({}) });
   // The test's settings, except what would send the rehearsal's requests anywhere but its
   // own sink on 127.0.0.1 (hosts), refuse them (blocked destinations) or slow them down
   // (rps, minIterationDuration): it rehearses the request path at full rate.
-  if (like.settings) {
-    runtime.applySettings({
-      ...like.settings,
-      hosts: {},
-      httpDebug: '',
-      rps: 0,
-      minIterationDurationMs: 0,
-      blockHostnames: [],
-      blacklistIPs: [],
-    });
-    if (!like.settings.systemTags.includes('expected_response')) registry.forgetExpectedResponseSubmetric();
-  }
-  if (like.thresholds) registry.applyThresholds(like.thresholds);
-  const table = createModuleTable(runtime, () => ({}));
+  const settings = like.settings && {
+    ...like.settings,
+    hosts: {},
+    httpDebug: '' as const,
+    rps: 0,
+    minIterationDurationMs: 0,
+    blockHostnames: [],
+    blacklistIPs: [],
+  };
+  instance.configure(settings, like.thresholds);
   const tuple = ExecutionTuple.create(undefined, undefined);
-  const vus = new VuPool(runtime, tuple);
-  vus.initialize(config.preAllocatedVUs);
   const exec = ITERATION_SHAPES[index % ITERATION_SHAPES.length]!(
-    table.modules as unknown as RehearsalModules,
+    instance.modules as unknown as RehearsalModules,
     url,
   );
-  const stopHealth = startHealthTicker(runtime, HEALTH_TICK_MS);
   try {
-    for (const output of outputs) await output.start();
-    runtime.markStarted();
-    runtime.startFlushing();
-    const executor = createExecutor({ runtime, config, tuple, vus, exec }, {});
+    await instance.startOutputs(like.outputs?.(dir) ?? []);
+    const vus = instance.vuPool(tuple, config.preAllocatedVUs);
+    instance.start(HEALTH_TICK_MS);
+    const executor = instance.executor(config, tuple, vus, exec, {});
     await executor.run();
     return { iterations: executor.stats.iterations, answered: sink.answered(), connections: sink.accepted() };
   } finally {
-    stopHealth();
-    runtime.stopFlushing();
-    for (const output of outputs) await output.stop().catch(() => undefined);
-    await table.close();
+    await instance.close();
     await stopSink(sink);
   }
 }
