@@ -7,7 +7,7 @@ import type { BaseScenario } from '../config/scenarios.ts';
 import type { VirtualUser } from '../js/context.ts';
 import type { PlannedStart } from '../schedule/arrival-rate-schedule.ts';
 import type { ExecutionTuple } from '../schedule/execution-segment.ts';
-import { type ExecutorEnv, monotonicMs, ScenarioExecutor, sleepUnless } from './executor.ts';
+import { type ExecutorEnv, monotonicMs, ScenarioExecutor, sleepUnless, type VuPool } from './executor.ts';
 import { Interrupt } from './interrupt.ts';
 import { runIteration } from './iteration.ts';
 
@@ -77,15 +77,219 @@ class IdleVUs {
   }
 }
 
+/** Whether the test was stopped (signal, abort, threshold): a field the dispatch loop reads,
+ * not the runtime's AbortSignal, whose shape depends on who listens to it. */
+class StopFlag {
+  stopped = false;
+}
+
+/**
+ * The VUs a scenario holds: preAllocatedVUs from its start, then, after a dropped start
+ * while fewer than maxVUs exist, one more initialized in the background (one at a time; the
+ * dropped start is not retried), as k6 does. At maxVUs it warns once.
+ */
+class VuGrowth {
+  readonly #vus: VuPool;
+  readonly #idle: IdleVUs;
+  readonly #acquired: VirtualUser[] = [];
+  readonly #warn: () => void;
+  #remaining: number;
+  #initializing = false;
+  #warned = false;
+  /** Set once the scenario has given its VUs back: a VU initialized later is not taken. */
+  #ended = false;
+
+  constructor(vus: VuPool, idle: IdleVUs, preAllocated: number, maxVUs: number, warn: () => void) {
+    this.#vus = vus;
+    this.#idle = idle;
+    this.#warn = warn;
+    for (let i = 0; i < preAllocated; i++) idle.push(this.#acquire());
+    this.#remaining = maxVUs - preAllocated;
+  }
+
+  /** A start found no VU: grow by one unless at maxVUs (then warn, once). */
+  afterDrop(): void {
+    if (this.#remaining === 0) {
+      if (!this.#warned) {
+        this.#warned = true;
+        this.#warn();
+      }
+      return;
+    }
+    if (this.#initializing) return;
+    this.#initializing = true;
+    this.#remaining--;
+    setImmediate(() => {
+      this.#initializing = false;
+      if (!this.#ended) this.#idle.push(this.#acquire());
+    });
+  }
+
+  /** The scenario ended: its VUs go back to the test's pool for later scenarios. */
+  release(): void {
+    this.#ended = true;
+    for (const vu of this.#acquired) this.#vus.release(vu);
+  }
+
+  #acquire(): VirtualUser {
+    const vu = this.#vus.acquire();
+    this.#acquired.push(vu);
+    return vu;
+  }
+}
+
+/**
+ * The decision for each start: an idle VU at once, or one loop turn of waiting, then a VU
+ * or a drop. In k6 a VU whose iteration has finished is idle at once, on its own goroutine;
+ * here the finished response may sit unread until the loop gets to it, and while the process
+ * is busy (opening the first connections) that turn is what separates an idle VU from a
+ * dropped start. Whatever is still waiting after the I/O already received has been handled
+ * is dropped, in order. A start that gets a VU this way is late, and its lag says so.
+ */
+class PendingStarts {
+  readonly #waiting = new Fifo<PlannedStart>();
+  readonly #idle: IdleVUs;
+  readonly #stop: StopFlag;
+  readonly #begin: (vu: VirtualUser, start: PlannedStart) => void;
+  readonly #drop: () => void;
+  readonly #decideAll = () => this.#decide();
+  #deciding: NodeJS.Immediate | undefined;
+  #afterDecisions: (() => void) | undefined;
+
+  constructor(
+    idle: IdleVUs,
+    stop: StopFlag,
+    begin: (vu: VirtualUser, start: PlannedStart) => void,
+    drop: () => void,
+  ) {
+    this.#idle = idle;
+    this.#stop = stop;
+    this.#begin = begin;
+    this.#drop = drop;
+  }
+
+  /** A start that fell due. */
+  dispatch(start: PlannedStart): void {
+    const vu = this.#waiting.size === 0 ? this.#idle.take() : undefined;
+    if (vu) return this.#begin(vu, start);
+    this.#waiting.push(start);
+    this.#deciding ??= setImmediate(this.#decideAll);
+  }
+
+  /** Resolves once every waiting start has been decided (at once when none waits). */
+  decided(): Promise<void> {
+    if (!this.#deciding) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.#afterDecisions = resolve;
+    });
+  }
+
+  #decide(): void {
+    this.#deciding = undefined;
+    for (let start = this.#waiting.shift(); start; start = this.#waiting.shift()) {
+      if (this.#stop.stopped) {
+        this.#drop();
+        continue;
+      }
+      const vu = this.#idle.take();
+      if (vu) this.#begin(vu, start);
+      else this.#drop();
+    }
+    this.#afterDecisions?.();
+  }
+}
+
+/**
+ * When starts go out. A timer dispatches them (at most ~1 ms late: timers have 1 ms
+ * granularity, and a setImmediate loop would burn a whole core between closely spaced
+ * starts), and so does the event loop right after it handled I/O, such as a finished
+ * iteration: at high rates the loop turns far more often than once a millisecond, so starts
+ * that fell due meanwhile go out at once instead of waiting for the timer.
+ */
+class StartClock {
+  readonly #origin: number;
+  readonly #starts: Iterator<PlannedStart>;
+  readonly #dispatch: (start: PlannedStart) => void;
+  readonly #stop: StopFlag;
+  readonly #tick = () => this.#onTick();
+  readonly #onTimer = () => {
+    this.#timerDue = Number.POSITIVE_INFINITY;
+    this.#onTick();
+  };
+  #next: IteratorResult<PlannedStart>;
+  #timer: NodeJS.Timeout | undefined;
+  #timerDue = Number.POSITIVE_INFINITY;
+  #immediate: NodeJS.Immediate | undefined;
+  #finished = false;
+  #resolve: (() => void) | undefined;
+
+  constructor(
+    origin: number,
+    starts: Iterable<PlannedStart>,
+    dispatch: (start: PlannedStart) => void,
+    stop: StopFlag,
+  ) {
+    this.#origin = origin;
+    this.#starts = starts[Symbol.iterator]();
+    this.#next = this.#starts.next();
+    this.#dispatch = dispatch;
+    this.#stop = stop;
+  }
+
+  /** Dispatches every start at its time; resolves after the last one, or when the test stops. */
+  run(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.#resolve = resolve;
+      this.#onTick();
+    });
+  }
+
+  /** The event loop handled I/O: dispatch what fell due since, unless the timer is about to. */
+  wakeAfterIo(): void {
+    if (this.#finished || this.#immediate || this.#next.done) return;
+    if (monotonicMs() - this.#origin - this.#next.value.offsetNs / 1e6 >= IO_WAKE_OVERDUE_MS) {
+      this.#immediate = setImmediate(this.#tick);
+    }
+  }
+
+  #onTick(): void {
+    this.#immediate = undefined;
+    if (this.#finished) return;
+    if (this.#stop.stopped) return this.#finish();
+    const now = monotonicMs();
+    const elapsedNs = (now - this.#origin) * 1e6;
+    while (!this.#next.done && this.#next.value.offsetNs <= elapsedNs) {
+      this.#dispatch(this.#next.value);
+      this.#next = this.#starts.next();
+    }
+    if (this.#next.done) return this.#finish();
+    const due = this.#origin + this.#next.value.offsetNs / 1e6;
+    // Keep an armed timer that fires in time; otherwise arm one for the next start.
+    if (this.#timerDue <= due + 1) return;
+    clearTimeout(this.#timer);
+    const waitMs = Math.max(1, Math.floor(due - now));
+    this.#timerDue = now + waitMs;
+    this.#timer = setTimeout(this.#onTimer, waitMs);
+  }
+
+  #finish(): void {
+    this.#finished = true;
+    clearTimeout(this.#timer);
+    if (this.#immediate) clearImmediate(this.#immediate);
+    this.#resolve?.();
+  }
+}
+
 /**
  * Runs planned starts with k6's VU semantics: preAllocatedVUs are ready when the scenario
  * starts; each start goes to an idle VU or, when none is idle once the I/O already
- * received has been handled, is dropped (`dropped_iterations`) and, while fewer than
- * maxVUs exist, one more VU is initialized in the background (one at a time; the dropped
- * start is not retried). At maxVUs it warns once. Starts stop at the regular duration;
- * running iterations then get gracefulStop.
+ * received has been handled, is dropped (`dropped_iterations`) and the scenario grows by a
+ * VU (VuGrowth). Starts stop at the regular duration; running iterations then get
+ * gracefulStop. Starts that fall due together are dispatched in one batch per wake-up.
  *
- * Starts that fall due together are dispatched in one batch per wake-up.
+ * The loop is four objects with one job each: IdleVUs (who is free), VuGrowth (VUs beyond
+ * preAllocatedVUs), PendingStarts (the decision for each start: a VU or a drop) and
+ * StartClock (when starts go out).
  */
 export class ArrivalRateExecutor extends ScenarioExecutor {
   readonly #config: BaseScenario & ArrivalRateVUs & { executor: string };
@@ -107,28 +311,23 @@ export class ArrivalRateExecutor extends ScenarioExecutor {
     const { runtime, tuple, vus, exec } = this.environment;
     const config = this.#config;
     const maxVUs = tuple.scale(config.maxVUs);
-    const preAllocated = tuple.scale(config.preAllocatedVUs);
     this.stats.maxVUs = maxVUs;
     if (maxVUs === 0) return; // this segment has no share of the work
     const idle = new IdleVUs(maxVUs);
-    const acquired: VirtualUser[] = [];
-    const acquire = () => {
-      const vu = vus.acquire();
-      acquired.push(vu);
-      return vu;
-    };
-    for (let i = 0; i < preAllocated; i++) idle.push(acquire());
-    let remainingUnplanned = maxVUs - preAllocated;
-    let initializing = false;
-    let warned = false;
-    /** Set once the scenario has given its VUs back: a VU initialized later is not taken. */
-    let ended = false;
+    const growth = new VuGrowth(vus, idle, tuple.scale(config.preAllocatedVUs), maxVUs, () =>
+      runtime.logger.log(
+        'warning',
+        `Insufficient VUs, reached ${maxVUs} active VUs and cannot initialize more`,
+        {
+          executor: config.executor,
+          scenario: this.name,
+        },
+      ),
+    );
     const interrupt = new Interrupt();
-    // The test was stopped (signal, abort, threshold): a flag the dispatch loop reads, not
-    // the runtime's AbortSignal, whose shape depends on who listens to it.
-    let stopped = false;
+    const stop = new StopFlag();
     const onStop = () => {
-      stopped = true;
+      stop.stopped = true;
       interrupt.abort();
     };
     runtime.stopController.signal.addEventListener('abort', onStop, { once: true });
@@ -138,36 +337,13 @@ export class ArrivalRateExecutor extends ScenarioExecutor {
       ? { ...runtime.runTags, scenario: this.name }
       : runtime.runTags;
     let iterationInScenario = 0;
-    /** Asks the dispatch loop to check for due starts once the current I/O is handled. */
-    let wakeAfterIo: (() => void) | undefined;
+    let clock: StartClock | undefined;
 
     const drop = () => {
       this.stats.dropped++;
       runtime.emitBuiltin('dropped_iterations', 1, droppedTags);
-      if (remainingUnplanned === 0) {
-        if (!warned) {
-          warned = true;
-          runtime.logger.log(
-            'warning',
-            `Insufficient VUs, reached ${maxVUs} active VUs and cannot initialize more`,
-            {
-              executor: config.executor,
-              scenario: this.name,
-            },
-          );
-        }
-        return;
-      }
-      if (!initializing) {
-        initializing = true;
-        remainingUnplanned--;
-        setImmediate(() => {
-          initializing = false;
-          if (!ended) idle.push(acquire());
-        });
-      }
+      growth.afterDrop();
     };
-
     const begin = (vu: VirtualUser, start: PlannedStart) => {
       this.stats.active++;
       const iteration = runIteration(
@@ -183,102 +359,20 @@ export class ArrivalRateExecutor extends ScenarioExecutor {
         if (outcome === 'completed') this.stats.iterations++;
         idle.push(vu);
         inFlight.delete(iteration);
-        wakeAfterIo?.();
+        clock?.wakeAfterIo();
       });
       inFlight.add(iteration);
     };
-
-    // Starts that found no idle VU wait one turn of the event loop before they are dropped.
-    // In k6 a VU whose iteration has finished is idle at once, on its own goroutine; here
-    // the finished response may sit unread until the loop gets to it, and while the process
-    // is busy (opening the first connections) that turn is what separates an idle VU from
-    // a dropped start. Whatever is still waiting after the I/O already received has been
-    // handled is dropped, in order. A start that gets a VU this way is late, and its lag
-    // says so.
-    const undecided = new Fifo<PlannedStart>();
-    let deciding: NodeJS.Immediate | undefined;
-    const decide = () => {
-      deciding = undefined;
-      for (let start = undecided.shift(); start; start = undecided.shift()) {
-        if (stopped) {
-          drop();
-          continue;
-        }
-        const vu = idle.take();
-        if (vu) begin(vu, start);
-        else drop();
-      }
-      afterDecisions?.();
-    };
-    /** Called once the last undecided start has been decided, while the loop waits for that. */
-    let afterDecisions: (() => void) | undefined;
-
-    const dispatch = (start: PlannedStart) => {
-      const vu = undecided.size === 0 ? idle.take() : undefined;
-      if (vu) return begin(vu, start);
-      undecided.push(start);
-      deciding ??= setImmediate(decide);
-    };
-
-    const origin = this.markStarted();
-    const starts = this.#plan(tuple)[Symbol.iterator]();
-    let next = starts.next();
-    // Starts are dispatched by a timer (at most ~1 ms late: timers have 1 ms granularity,
-    // and a setImmediate loop would burn a whole core between closely spaced starts), and
-    // also right after the event loop handled I/O, such as a finished iteration: at high
-    // rates the loop turns far more often than once a millisecond, so starts that fell due
-    // meanwhile go out at once instead of waiting for the timer.
-    await new Promise<void>((resolve) => {
-      let timer: NodeJS.Timeout | undefined;
-      let timerDue = Number.POSITIVE_INFINITY;
-      let immediate: NodeJS.Immediate | undefined;
-      let finished = false;
-      const finish = () => {
-        finished = true;
-        clearTimeout(timer);
-        if (immediate) clearImmediate(immediate);
-        wakeAfterIo = undefined;
-        // Starts already due are decided before the scenario stops starting.
-        if (deciding) afterDecisions = resolve;
-        else resolve();
-      };
-      const tick = () => {
-        immediate = undefined;
-        if (finished) return;
-        if (stopped) return finish();
-        const now = monotonicMs();
-        const elapsedNs = (now - origin) * 1e6;
-        while (!next.done && next.value.offsetNs <= elapsedNs) {
-          dispatch(next.value);
-          next = starts.next();
-        }
-        if (next.done) return finish();
-        const due = origin + next.value.offsetNs / 1e6;
-        // Keep an armed timer that fires in time; otherwise arm one for the next start.
-        if (timerDue <= due + 1) return;
-        clearTimeout(timer);
-        const waitMs = Math.max(1, Math.floor(due - now));
-        timerDue = now + waitMs;
-        timer = setTimeout(onTimer, waitMs);
-      };
-      const onTimer = () => {
-        timerDue = Number.POSITIVE_INFINITY;
-        tick();
-      };
-      wakeAfterIo = () => {
-        if (immediate || next.done) return;
-        if (monotonicMs() - origin - next.value.offsetNs / 1e6 >= IO_WAKE_OVERDUE_MS) {
-          immediate = setImmediate(tick);
-        }
-      };
-      tick();
-    });
+    const pending = new PendingStarts(idle, stop, begin, drop);
+    clock = new StartClock(this.markStarted(), this.#plan(tuple), (start) => pending.dispatch(start), stop);
+    await clock.run();
+    // Starts already due are decided before the scenario stops starting.
+    await pending.decided();
     // No more starts: the scenario still lasts its regular duration.
     await sleepUnless(this.regularMsLeft(), runtime.stopController.signal);
     await this.#drain(inFlight, interrupt);
     runtime.stopController.signal.removeEventListener('abort', onStop);
-    ended = true;
-    for (const vu of acquired) vus.release(vu);
+    growth.release();
   }
 
   /** Gives running iterations gracefulStop, then interrupts what is left. */
