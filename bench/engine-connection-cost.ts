@@ -1,6 +1,6 @@
 // Benchmark: what opening a connection costs the engine, against a request on a connection
 // already open. Explains why a cold constant-rate start at thousands of requests/s is
-// expensive (docs/engine.md, "Against the goals").
+// expensive (docs/engine.md, "How it keeps time": what is left).
 //
 //   npm run bench:engine-connections [-- CONCURRENT=300 ROUNDS=5]
 //

@@ -5,7 +5,7 @@
 // own or sharing a small machine with its target, so the helpers compete with the very
 // thread they should relieve, and at high rates the collections became the engine's start
 // lag. With `--single-threaded-gc` the main thread collects alone, which lowered both lag
-// and CPU per request (`npm run bench:engine`, docs/engine.md "Garbage collection"). V8
+// and CPU per request (`npm run bench:engine`, docs/engine.md "How it keeps time", Garbage collection). V8
 // takes the flag only at process start.
 
 import { ERROR_CODES, PlateauError } from '../contract/index.ts';
@@ -26,7 +26,7 @@ export const ENGINE_GC_ENV = 'PLATEAU_ENGINE_GC';
  *   again on the engine's core, so for a second or more the engine falls behind. By
  *   default the first comes within the first seconds of a high-rate test, after the
  *   warm-up rehearsal's garbage; with this it comes minutes in, once (docs/engine.md
- *   "Garbage collection").
+ *   "How it keeps time", Full collections).
  */
 const SINGLE_THREAD_FLAGS = ['--single-threaded-gc', '--no-memory-reducer', '--initial-old-space-size=256'];
 
