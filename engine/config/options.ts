@@ -315,7 +315,8 @@ function unappliedOptionWarnings(raw: Record<string, unknown>): string[] {
   return warnings;
 }
 
-type HttpOptions = Pick<
+/** The options that change how requests are made and where they may go. */
+export type HttpOptions = Pick<
   TestOptions,
   | 'discardResponseBodies'
   | 'maxRedirects'

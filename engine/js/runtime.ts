@@ -1,6 +1,6 @@
 // The state one test run shares between the engine, its executors and the k6 modules.
 import { performance } from 'node:perf_hooks';
-import type { TestOptions } from '../config/options.ts';
+import type { HttpOptions, TestOptions } from '../config/options.ts';
 import type { BuiltinMetricName } from '../metrics/builtin.ts';
 import type { Metric, SampleContainer, Tags } from '../metrics/metric.ts';
 import type { MetricRegistry } from '../metrics/registry.ts';
@@ -12,26 +12,8 @@ import type { TlsSettings } from './modules/connection-pool.ts';
 import { DestinationRules } from './modules/destinations.ts';
 
 /** The options that change how requests and iterations run. */
-export type RuntimeSettings = Pick<
-  TestOptions,
-  | 'tags'
-  | 'discardResponseBodies'
-  | 'maxRedirects'
-  | 'noCookiesReset'
-  | 'noConnectionReuse'
-  | 'noVUConnectionReuse'
-  | 'insecureSkipTLSVerify'
-  | 'throw'
-  | 'httpDebug'
-  | 'userAgent'
-  | 'hosts'
-  | 'tls'
-  | 'minIterationDurationMs'
-  | 'rps'
-  | 'blockHostnames'
-  | 'blacklistIPs'
-  | 'systemTags'
->;
+export type RuntimeSettings = HttpOptions &
+  Pick<TestOptions, 'tags' | 'minIterationDurationMs' | 'rps' | 'systemTags'>;
 
 /** How often buffered samples are handed to the outputs. */
 const OUTPUT_FLUSH_MS = 100;

@@ -40,13 +40,7 @@ test('a request that timed out before its first byte has no waiting: its duratio
 });
 
 test('a request that never got a connection has all-zero timings', () => {
-  assert.deepEqual(moments({ created: 100 }).timings(200), {
-    blocked: 0,
-    connecting: 0,
-    tls_handshaking: 0,
-    sending: 0,
-    waiting: 0,
-    receiving: 0,
-    duration: 0,
-  });
+  const timings = moments({ created: 100 }).timings(200);
+  assert.equal(Object.keys(timings).length, 7);
+  for (const [name, value] of Object.entries(timings)) assert.equal(value, 0, name);
 });
