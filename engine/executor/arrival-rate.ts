@@ -171,7 +171,10 @@ class PendingStarts {
   /** A start that fell due. */
   dispatch(start: PlannedStart): void {
     const vu = this.#waiting.size === 0 ? this.#idle.take() : undefined;
-    if (vu) return this.#begin(vu, start);
+    if (vu) {
+      this.#begin(vu, start);
+      return;
+    }
     this.#waiting.push(start);
     this.#deciding ??= setImmediate(this.#decideAll);
   }
@@ -255,14 +258,20 @@ class StartClock {
   #onTick(): void {
     this.#immediate = undefined;
     if (this.#finished) return;
-    if (this.#stop.stopped) return this.#finish();
+    if (this.#stop.stopped) {
+      this.#finish();
+      return;
+    }
     const now = monotonicMs();
     const elapsedNs = (now - this.#origin) * 1e6;
     while (!this.#next.done && this.#next.value.offsetNs <= elapsedNs) {
       this.#dispatch(this.#next.value);
       this.#next = this.#starts.next();
     }
-    if (this.#next.done) return this.#finish();
+    if (this.#next.done) {
+      this.#finish();
+      return;
+    }
     const due = this.#origin + this.#next.value.offsetNs / 1e6;
     // Keep an armed timer that fires in time; otherwise arm one for the next start.
     if (this.#timerDue <= due + 1) return;
