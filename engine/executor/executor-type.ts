@@ -12,7 +12,7 @@ export type AnyScenario = BaseScenario & { executor: string };
 /**
  * One executor (k6 registers each of its executors the same way, lib/executors.go). Every
  * executor has a file of its own under engine/executor/ that exports one of these, and
- * registry.ts lists them: the options parser, the runner, the schedule printer and the
+ * registry.ts lists them: the options parser, the runner (and TestInstance), the schedule printer and the
  * warm-up rehearsal find executors there.
  */
 export interface ExecutorType<C extends AnyScenario> {
