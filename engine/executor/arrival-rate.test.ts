@@ -109,3 +109,28 @@ test('a start is still dropped when its VU is busy after the I/O already receive
   assert.equal(calls, 1);
   assert.equal(executor.stats.iterations, 1);
 });
+
+test('a stopped test ends a sparse scenario at once, not at its next planned start', async () => {
+  const runtime = newRuntime();
+  // One start a minute for ten minutes: the next start after the first is 60 s away.
+  const config: ConstantArrivalRateScenario = {
+    ...twoStarts(),
+    rate: 1,
+    timeUnitNs: 60_000 * MS,
+    durationNs: 600_000 * MS,
+  };
+  const tuple = ExecutionTuple.create();
+  const executor = createExecutor(
+    { runtime, config, tuple, vus: new VuPool(runtime, tuple), exec: () => undefined },
+    {},
+  );
+  const started = monotonicMs();
+  const running = executor.run();
+  setTimeout(() => runtime.stop({ kind: 'signal', message: 'stopped by signal' }), 50);
+  await running;
+  assert.equal(executor.stats.iterations, 1);
+  assert.ok(
+    monotonicMs() - started < 5000,
+    `ended ${Math.round(monotonicMs() - started)} ms after its start`,
+  );
+});

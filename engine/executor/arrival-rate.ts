@@ -247,6 +247,11 @@ class StartClock {
     });
   }
 
+  /** The test stopped: no more starts, now rather than at the next start's timer. */
+  stop(): void {
+    if (!this.#finished) this.#finish();
+  }
+
   /** The event loop handled I/O: dispatch what fell due since, unless the timer is about to. */
   wakeAfterIo(): void {
     if (this.#finished || this.#immediate || this.#next.done) return;
@@ -335,9 +340,11 @@ export class ArrivalRateExecutor extends ScenarioExecutor {
     );
     const interrupt = new Interrupt();
     const stop = new StopFlag();
+    let clock: StartClock | undefined;
     const onStop = () => {
       stop.stopped = true;
       interrupt.abort();
+      clock?.stop();
     };
     runtime.stopController.signal.addEventListener('abort', onStop, { once: true });
     if (runtime.stopController.signal.aborted) onStop();
@@ -346,7 +353,6 @@ export class ArrivalRateExecutor extends ScenarioExecutor {
       ? { ...runtime.runTags, scenario: this.name }
       : runtime.runTags;
     let iterationInScenario = 0;
-    let clock: StartClock | undefined;
 
     const drop = () => {
       this.stats.dropped++;
