@@ -11,7 +11,7 @@ import { type Executor, sleepUnless } from './executor/executor.ts';
 import { Interrupt } from './executor/interrupt.ts';
 import { maxPlannedVUs } from './executor/registry.ts';
 import { type IterationContext, runInContext, VirtualUser } from './js/context.ts';
-import { describe, loadScript } from './js/loader.ts';
+import { describe, type LoadedScript, loadScript } from './js/loader.ts';
 import { type Logger, stderrLogger, withoutDebug } from './js/logger.ts';
 import { scriptGlobals } from './js/modules/index.ts';
 import { nowMs, type TestRuntime } from './js/runtime.ts';
@@ -140,13 +140,15 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
     const consoleLogger = config.consoleOutput
       ? await fileLogger(config.consoleOutput, startedMs, cleanups)
       : logger;
-    const exports = await loadScript(
+    const script = await loadScript(
       config.script,
       instance.modules,
       scriptGlobals(runtime),
       logger,
       consoleLogger,
     );
+    const exports = script.exports;
+    runtime.newScriptInstance = (vu) => newVuInstance(runtime, script, vu);
 
     // Options, thresholds, segments and outputs: all config problems before anything runs.
     options = consolidateOptions(exports.options, config.overrides);
@@ -239,7 +241,7 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
 
     // Scenarios, each from its startTime, all at once.
     const executors: Executor[] = options.scenarios.map((scenario) =>
-      instance.executor(scenario, tuple, vus, exports[scenario.exec] as (data: unknown) => unknown, {
+      instance.executor(scenario, tuple, vus, perVu(runtime, scenario.exec), {
         ...env,
         ...scenario.env,
       }),
@@ -469,6 +471,36 @@ async function runLifecycle(
     runtime.emitBuiltin('data_sent', context.bytesSent, tags, undefined, metadata);
     runtime.emitBuiltin('data_received', context.bytesReceived, tags, undefined, metadata);
   }
+}
+
+/**
+ * A VU's own instance of the script: its init context runs with `__VU` set to the VU, as
+ * in k6. One that throws before the test starts fails the run (107); one that throws later
+ * (a VU added mid-test) stops the test and the VU runs on the first instance.
+ */
+function newVuInstance(runtime: TestRuntime, script: LoadedScript, vu: VirtualUser): Record<string, unknown> {
+  runtime.initializingVu = vu.idInInstance;
+  try {
+    return script.newInstance();
+  } catch (error) {
+    const message = `the init context of VU ${vu.idInInstance} threw: ${describe(error)}`;
+    if (!runtime.started) throw new ScriptError(message, { cause: error });
+    runtime.logger.log('error', message);
+    runtime.stop({ kind: 'aborted', message });
+    return script.exports;
+  } finally {
+    runtime.initializingVu = 0;
+  }
+}
+
+/** The scenario's function of the running VU's own instance. */
+function perVu(runtime: TestRuntime, name: string): (data: unknown) => unknown {
+  return (data) => {
+    const fn = runtime.current()?.vu.script?.[name];
+    if (typeof fn !== 'function')
+      throw new Error(`the VU's instance of the script has no function "${name}"`);
+    return fn(data);
+  };
 }
 
 function snapshot(runtime: TestRuntime, executors: Executor[]): Progress {

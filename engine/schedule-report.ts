@@ -35,7 +35,12 @@ export async function printSchedule(options: {
   });
   const table = createModuleTable(runtime, () => undefined);
   try {
-    const exports = await loadScript(options.script, table.modules, scriptGlobals(runtime), runtime.logger);
+    const { exports } = await loadScript(
+      options.script,
+      table.modules,
+      scriptGlobals(runtime),
+      runtime.logger,
+    );
     const consolidated = consolidateOptions(exports.options, {
       ...(options.executionSegment ? { executionSegment: options.executionSegment } : {}),
       ...(options.executionSegmentSequence

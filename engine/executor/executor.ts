@@ -49,7 +49,9 @@ export class VuPool {
   #create(): VirtualUser {
     const idInInstance = ++this.#next;
     this.#runtime.vusInitialized++;
-    return new VirtualUser(idInInstance, globalVuId(this.#tuple, idInInstance));
+    const vu = new VirtualUser(idInInstance, globalVuId(this.#tuple, idInInstance));
+    vu.script = this.#runtime.newScriptInstance?.(vu);
+    return vu;
   }
 }
 

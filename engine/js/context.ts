@@ -23,6 +23,11 @@ export class VirtualUser {
   /** The VU's cookie jar, made when first needed, and the iteration it belongs to. */
   cookieJar: CookieJar | undefined = undefined;
   cookieJarIteration = 0;
+  /**
+   * The exports of this VU's own instance of the script (k6 gives each VU its own
+   * runtime); undefined where the run has none (the warm-up rehearsal).
+   */
+  script: Record<string, unknown> | undefined = undefined;
   /** The scenario this VU last ran an iteration of, and how many it has run there. */
   scenarioName = '';
   iterationsInScenario = 0;

@@ -1,12 +1,12 @@
 // Loads a k6 script (bundled .js or .ts) into Node with k6's modules bound to the engine.
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { dirname, relative, resolve } from 'node:path';
 import { format } from 'node:util';
+import { Script } from 'node:vm';
+import { originalPositionFor, TraceMap } from '@jridgewell/trace-mapping';
 import * as esbuild from 'esbuild';
 import { ScriptError } from '../errors.ts';
+import { rewriteBlockingCalls } from './blocking-calls.ts';
 import type { Logger, LogLevel } from './logger.ts';
 
 /** A module object by k6 import path (`k6`, `k6/http`, …). */
@@ -25,6 +25,25 @@ interface PlateauGlobal {
   globals: ScriptGlobals;
   console: Console;
   open: (path: string, mode?: string) => string | ArrayBuffer;
+  /** Marks a group() body the blocking-call rewrite made async (blocking-calls.ts). */
+  blocking: <F extends (...args: never[]) => unknown>(fn: F) => F;
+}
+
+/** group() bodies the blocking-call rewrite made async: group() waits for these. */
+export const REWRITTEN_GROUP_BODIES = new WeakSet<object>();
+
+/**
+ * A loaded script. Each VU gets an instance of its own, as k6 gives each VU its own
+ * runtime: module-level state is per VU (a `let counter` counts per VU), while what k6
+ * shares (SharedArray, open()'s files) is shared.
+ */
+export interface LoadedScript {
+  /** The first instance's exports: options, setup, teardown, handleSummary. */
+  exports: Record<string, unknown>;
+  /** Runs the init context again for a new instance (a VU's), and returns its exports. */
+  newInstance(): Record<string, unknown>;
+  /** Whether k6's blocking calls (http.get, sleep, …) were rewritten to be awaited. */
+  rewritten: boolean;
 }
 
 declare global {
@@ -35,9 +54,9 @@ const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 /**
  * Bundles `scriptPath` with esbuild, resolving `k6` and `k6/*` to the engine's modules,
- * and `__ENV`, `__VU`, `__ITER` and `console` to the engine's globals; then imports it,
- * which runs the init context once. (k6 runs the init context once per VU, each in its
- * own runtime; here module state is shared by all VUs.) Returns the module's exports.
+ * and `__ENV`, `__VU`, `__ITER` and `console` to the engine's globals; rewrites its
+ * blocking k6 calls to be awaited (blocking-calls.ts); then runs the init context once for
+ * the first instance. `newInstance` runs it again for each VU, as k6 does.
  *
  * Only one loaded script is live per process: loading another rebinds the globals.
  */
@@ -48,14 +67,19 @@ export async function loadScript(
   logger: Logger,
   /** Where the script's console goes (k6's --console-output); default `logger`. */
   consoleLogger: Logger = logger,
-): Promise<Record<string, unknown>> {
+): Promise<LoadedScript> {
   const absolute = resolve(scriptPath);
   let code: string;
+  let map: string;
   try {
     const result = await esbuild.build({
       entryPoints: [absolute],
       bundle: true,
-      format: 'esm',
+      // CommonJS, so that one compiled function makes an instance per VU (an ES module
+      // is evaluated once per URL).
+      format: 'cjs',
+      outfile: `${absolute}.plateau.js`,
+      sourcemap: 'external',
       platform: 'neutral',
       mainFields: ['module', 'main'],
       target: 'es2022',
@@ -70,7 +94,8 @@ export async function loadScript(
       },
       plugins: [k6Modules(modules)],
     });
-    code = result.outputFiles[0]!.text;
+    code = result.outputFiles.find((file) => file.path.endsWith('.js'))!.text;
+    map = result.outputFiles.find((file) => file.path.endsWith('.map'))!.text;
   } catch (error) {
     const messages = (error as { errors?: esbuild.Message[] }).errors ?? [];
     const text = messages
@@ -81,23 +106,52 @@ export async function loadScript(
     throw new ScriptError(`cannot load ${scriptPath}:\n${text || String(error)}`, { cause: error });
   }
 
+  const traced = new TraceMap(map);
+  const positionOf = (line: number, column: number) => {
+    const original = originalPositionFor(traced, { line, column });
+    if (original.source === null) return `${scriptPath} (bundled, line ${line})`;
+    const full = resolve(dirname(absolute), original.source);
+    const near = relative(process.cwd(), full);
+    const source = near.startsWith('..') ? full : near;
+    return `${source}:${original.line}:${(original.column ?? 0) + 1}`;
+  };
+  const rewrite = rewriteBlockingCalls(code, positionOf);
+  if ('problems' in rewrite) {
+    throw new ScriptError(
+      `${scriptPath} makes k6's blocking calls where the embedded engine cannot wait for them:\n${rewrite.problems
+        .map((p) => `  ${p.where}: ${p.message}`)
+        .join('\n')}`,
+    );
+  }
   const init = { running: true };
   globalThis.__plateau = {
     modules,
     globals,
     console: scriptConsole(consoleLogger),
     open: initOpen(dirname(absolute), init),
+    blocking: (fn) => {
+      REWRITTEN_GROUP_BODIES.add(fn);
+      return fn;
+    },
   };
-  const dir = await mkdtemp(join(tmpdir(), 'plateau-script-'));
-  const file = join(dir, 'script.mjs');
+  // One compiled function; each call is an instance with module state of its own.
+  const factory = new Script(`(function (module, exports) {"use strict";\n${rewrite.code}\n})`, {
+    filename: absolute,
+  }).runInThisContext() as (module: { exports: object }, exports: object) => void;
+  const newInstance = () => {
+    const module = { exports: {} };
+    init.running = true;
+    try {
+      factory(module, module.exports);
+    } finally {
+      init.running = false;
+    }
+    return module.exports as Record<string, unknown>;
+  };
   try {
-    await writeFile(file, code);
-    return (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    return { exports: newInstance(), newInstance, rewritten: rewrite.rewritten };
   } catch (error) {
     throw new ScriptError(`the init context of ${scriptPath} threw: ${describe(error)}`, { cause: error });
-  } finally {
-    init.running = false;
-    await rm(dir, { recursive: true, force: true });
   }
 }
 
@@ -106,6 +160,8 @@ export async function loadScript(
  * A relative path is relative to the script. Only in the init context, as in k6.
  */
 function initOpen(scriptDir: string, init: { running: boolean }) {
+  // Every VU's init context opens the same files: each is read once.
+  const files = new Map<string, Buffer>();
   return (path: string, mode?: string): string | ArrayBuffer => {
     if (!init.running) {
       throw new Error('open() can only be called in the init context (at the top level of the script)');
@@ -113,7 +169,8 @@ function initOpen(scriptDir: string, init: { running: boolean }) {
     const file = resolve(scriptDir, String(path));
     let bytes: Buffer;
     try {
-      bytes = readFileSync(file);
+      bytes = files.get(file) ?? readFileSync(file);
+      files.set(file, bytes);
     } catch (error) {
       throw new Error(
         `open ${String(path)}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or directory' : describe(error)} (looked for ${file})`,

@@ -6,7 +6,7 @@ import type { Metric, SampleContainer, Tags } from '../metrics/metric.ts';
 import type { MetricRegistry } from '../metrics/registry.ts';
 import { DEFAULT_SYSTEM_TAG_FLAGS, type SystemTagFlags, systemTagFlags } from '../metrics/system-tags.ts';
 import type { Output } from '../output/output.ts';
-import { currentContext, type IterationContext } from './context.ts';
+import { currentContext, type IterationContext, type VirtualUser } from './context.ts';
 import type { Logger } from './logger.ts';
 import type { TlsSettings } from './modules/connection-pool.ts';
 import { DestinationRules } from './modules/destinations.ts';
@@ -115,6 +115,12 @@ export class TestRuntime {
   /** exec.test.fail() was called: the run continues but ends with exit 110. */
   failed = false;
   stopCause: StopCause | undefined;
+  /** Makes a VU's own instance of the script (runTest sets it once the script is loaded). */
+  newScriptInstance: ((vu: VirtualUser) => Record<string, unknown>) | undefined = undefined;
+  /** Whether the test clock has started (markStarted). */
+  started = false;
+  /** `__VU` while a VU's instance runs its init context (0: the first instance's). */
+  initializingVu = 0;
   readonly #outputs: Output[];
   #pending: SampleContainer[] = [];
   #pendingSamples = 0;
@@ -196,6 +202,7 @@ export class TestRuntime {
   /** Starts the test clock; call once init is done, right before setup. */
   markStarted(): void {
     this.startMs = nowMs();
+    this.started = true;
   }
 
   /** Starts handing samples to the outputs every 100 ms. */

@@ -146,12 +146,61 @@ export function createHttpModule(runtime: TestRuntime) {
     );
   }
 
-  const blocking = (name: string) => () => {
-    throw new Error(
-      `http.${name}() blocks the VU, which plateau's embedded engine cannot do. ` +
-        `Use the async form: await http.asyncRequest('${name === 'request' ? 'GET' : name.toUpperCase()}', url, body, params)`,
-    );
-  };
+  // k6's blocking forms. They return a promise: the loader rewrites every call of them in
+  // a script to be awaited (engine/js/blocking-calls.ts), so a VU waits, as in k6.
+  const request = (method: string, target: string | TemplateUrl, body?: unknown, params?: Params) =>
+    asyncRequest(method, target, body, params);
+  const withoutBody =
+    (method: string) =>
+    (target: string | TemplateUrl, params?: Params): Promise<HttpResponse> =>
+      asyncRequest(method, target, null, params);
+  const withBody =
+    (method: string) =>
+    (target: string | TemplateUrl, body?: unknown, params?: Params): Promise<HttpResponse> =>
+      asyncRequest(method, target, body, params);
+
+  /** k6's http.batch: the requests in parallel; responses in the shape of `requests`. */
+  function batch(requests: unknown): Promise<unknown> {
+    const one = (item: unknown): Promise<HttpResponse> => {
+      if (
+        typeof item === 'string' ||
+        (item && typeof item === 'object' && 'name' in item && 'url' in item && !('method' in item))
+      ) {
+        return asyncRequest('GET', item as string | TemplateUrl);
+      }
+      if (Array.isArray(item)) {
+        const [method, target, body, params] = item as [string, string, unknown, Params | undefined];
+        return asyncRequest(method, target, body ?? null, params);
+      }
+      if (item && typeof item === 'object') {
+        const {
+          method = 'GET',
+          url: target,
+          body = null,
+          params,
+        } = item as {
+          method?: string;
+          url: string;
+          body?: unknown;
+          params?: Params;
+        };
+        return asyncRequest(method, target, body, params);
+      }
+      return Promise.reject(
+        new Error(
+          `http.batch: ${JSON.stringify(item)} is not a request (a URL, [method, url, body, params] or { method, url, body, params })`,
+        ),
+      );
+    };
+    if (Array.isArray(requests)) return Promise.all(requests.map(one));
+    if (requests && typeof requests === 'object') {
+      const entries = Object.entries(requests as Record<string, unknown>);
+      return Promise.all(entries.map(([, item]) => one(item))).then((responses) =>
+        Object.fromEntries(entries.map(([key], i) => [key, responses[i]])),
+      );
+    }
+    return Promise.reject(new Error('http.batch takes an array or an object of requests'));
+  }
 
   function url(strings: TemplateStringsArray, ...values: unknown[]): TemplateUrl {
     let full = strings[0] ?? '';
@@ -165,15 +214,15 @@ export function createHttpModule(runtime: TestRuntime) {
 
   const exports = {
     asyncRequest,
-    request: blocking('request'),
-    get: blocking('get'),
-    head: blocking('head'),
-    post: blocking('post'),
-    put: blocking('put'),
-    patch: blocking('patch'),
-    del: blocking('del'),
-    options: blocking('options'),
-    batch: blocking('batch'),
+    request,
+    get: withoutBody('GET'),
+    head: withoutBody('HEAD'),
+    post: withBody('POST'),
+    put: withBody('PUT'),
+    patch: withBody('PATCH'),
+    del: withBody('DELETE'),
+    options: withBody('OPTIONS'),
+    batch,
     expectedStatuses,
     setResponseCallback(callback: ResponseCallback | null) {
       runtime.responseCallback = callback;

@@ -38,7 +38,7 @@ export function scriptGlobals(runtime: TestRuntime): ScriptGlobals {
       return (runtime.current()?.scenario?.env ?? runtime.env) as Record<string, string>;
     },
     get vu() {
-      return runtime.current()?.vu.idInInstance ?? 0;
+      return runtime.current()?.vu.idInInstance ?? runtime.initializingVu;
     },
     // k6's __ITER: this VU's iterations so far, across scenarios (exec.vu.iterationInInstance).
     get iter() {

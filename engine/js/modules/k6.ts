@@ -1,4 +1,6 @@
 // The `k6` module: check, group, sleep, fail, randomSeed.
+import type { IterationContext } from '../context.ts';
+import { REWRITTEN_GROUP_BODIES } from '../loader.ts';
 import { nowMs, type TestRuntime } from '../runtime.ts';
 
 /**
@@ -41,17 +43,15 @@ export function createK6Module(runtime: TestRuntime) {
     if (typeof name !== 'string' || name.includes('::')) {
       throw new Error(`group name ${JSON.stringify(name)} is invalid: it may not contain "::"`);
     }
+    // A body the loader made async because it makes blocking calls (http.get, sleep) is
+    // waited for, inside the group: the VU is in it until the body's last call returns.
+    if (REWRITTEN_GROUP_BODIES.has(fn)) return rewrittenGroup(name, fn as () => Promise<unknown>) as T;
     // Refused before it runs, as k6 does: an async body would otherwise start its work
     // (a request) outside the group it was meant for.
     if (isAsyncFunction(fn)) {
       throw new Error(`group "${name}" is an async function: group() does not support async functions`);
     }
-    const context = runtime.current();
-    if (!context) throw new Error('group() can only be called from a VU, not from the init context');
-    const parent = context.group;
-    context.group = `${parent}::${name}`;
-    runtime.group(context.group);
-    const started = nowMs();
+    const entered = enterGroup(name);
     try {
       const result = fn();
       if (result instanceof Promise) {
@@ -59,18 +59,47 @@ export function createK6Module(runtime: TestRuntime) {
       }
       return result;
     } finally {
-      const tags = runtime.contextTags(context);
-      if (!context.interrupted) {
-        runtime.emitBuiltin(
-          'group_duration',
-          nowMs() - started,
-          tags,
-          undefined,
-          runtime.sampleMetadata(context),
-        );
-      }
-      context.group = parent;
+      leaveGroup(entered);
     }
+  }
+
+  async function rewrittenGroup(name: string, fn: () => Promise<unknown>): Promise<unknown> {
+    const entered = enterGroup(name);
+    try {
+      return await fn();
+    } finally {
+      leaveGroup(entered);
+    }
+  }
+
+  function enterGroup(name: string): { context: IterationContext; parent: string; started: number } {
+    const context = runtime.current();
+    if (!context) throw new Error('group() can only be called from a VU, not from the init context');
+    const parent = context.group;
+    context.group = `${parent}::${name}`;
+    runtime.group(context.group);
+    return { context, parent, started: nowMs() };
+  }
+
+  function leaveGroup({
+    context,
+    parent,
+    started,
+  }: {
+    context: IterationContext;
+    parent: string;
+    started: number;
+  }) {
+    if (!context.interrupted) {
+      runtime.emitBuiltin(
+        'group_duration',
+        nowMs() - started,
+        runtime.contextTags(context),
+        undefined,
+        runtime.sampleMetadata(context),
+      );
+    }
+    context.group = parent;
   }
 
   function sleep(seconds: number): Promise<void> {
