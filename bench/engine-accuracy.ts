@@ -13,7 +13,10 @@
 //   marginal cost: the same rate is also run for 2 s, and the difference in CPU over the
 //   difference in requests leaves out start-up, the warm-up rehearsal and the summary.
 //
-//   node --import tsx bench/engine-accuracy.ts [rates=1000,5000,10000,15000] [seconds=10]
+//   node --import tsx bench/engine-accuracy.ts [rates=1000,5000,10000,15000] [seconds=10] [forms=async]
+//
+// forms: `async` (await http.asyncRequest), `blocking` (k6's http.get, rewritten by the
+// engine to be awaited), or `async,blocking` for both, interleaved rate by rate.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,20 +35,25 @@ const SHORT_SECONDS = 2;
 
 const rates = (process.argv[2] ?? '1000,5000,10000,15000').split(',').map(Number);
 const seconds = Number(process.argv[3] ?? 10);
+const forms = (process.argv[4] ?? 'async').split(',') as ('async' | 'blocking')[];
+if (forms.some((form) => form !== 'async' && form !== 'blocking')) {
+  throw new Error(`forms must be async, blocking or async,blocking, not ${process.argv[4]}`);
+}
 const target = await startTarget();
 const dir = await mkdtemp(join(tmpdir(), 'plateau-bench-'));
-const script = join(dir, 'car.js');
-await writeConstantRateScript(script);
+const scripts = { async: join(dir, 'car-async.js'), blocking: join(dir, 'car-blocking.js') };
+await writeConstantRateScript(scripts.async, 'async');
+await writeConstantRateScript(scripts.blocking, 'blocking');
 const results: Record<string, unknown>[] = [];
 
 /** One engine run at `rate` for `runSeconds`: its CPU, the target's view, and drops. */
-async function engineRun(rate: number, runSeconds: number) {
+async function engineRun(rate: number, runSeconds: number, form: 'async' | 'blocking') {
   const exported = join(dir, `summary-${rate}-${runSeconds}.json`);
   const engine = await measured(
     0,
     process.execPath,
     engineRunArgs(
-      script,
+      scripts[form],
       { csv: join(dir, `out-${rate}-${runSeconds}.csv.gz`), summary: exported },
       { RATE: rate, DURATION: `${runSeconds}s`, TARGET: target.url, VUS: Math.max(10, rate / 50) },
     ),
@@ -59,17 +67,19 @@ try {
   await warmTarget(target.url);
   for (const rate of rates) {
     const planned = rate * seconds;
-    const short = await engineRun(rate, SHORT_SECONDS);
-    const full = await engineRun(rate, seconds);
-    results.push({
-      generator: 'plateau engine',
-      rate,
-      ...full.seen,
-      dropped: full.dropped,
-      cpuUsPerRequest: Math.round(
-        (full.cpuUs - short.cpuUs) / Math.max(1, full.seen.received - short.seen.received),
-      ),
-    });
+    for (const form of forms) {
+      const short = await engineRun(rate, SHORT_SECONDS, form);
+      const full = await engineRun(rate, seconds, form);
+      results.push({
+        generator: form === 'async' ? 'plateau engine' : 'plateau engine (blocking http.get)',
+        rate,
+        ...full.seen,
+        dropped: full.dropped,
+        cpuUsPerRequest: Math.round(
+          (full.cpuUs - short.cpuUs) / Math.max(1, full.seen.received - short.seen.received),
+        ),
+      });
+    }
     const cannon = await measured(0, process.execPath, [
       join(root, 'node_modules/autocannon/autocannon.js'),
       '-R',

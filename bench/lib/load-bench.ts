@@ -154,15 +154,23 @@ export async function stats(url: string, rate: number, planned: number) {
  * preallocated, 4 × VUS at most) whose iteration GETs TARGET with its iterationInTest and
  * the sending process (SOURCE, default 0) in the query, for stats().
  */
-export async function writeConstantRateScript(path: string): Promise<void> {
+export async function writeConstantRateScript(
+  path: string,
+  form: 'async' | 'blocking' = 'async',
+): Promise<void> {
+  const url = "__ENV.TARGET + '/?i=' + exec.scenario.iterationInTest + '&s=' + (__ENV.SOURCE || 0)";
+  // The same request in k6's two forms: awaited asyncRequest, or the blocking http.get
+  // that the engine rewrites to be awaited (engine/js/blocking-calls.ts).
+  const body =
+    form === 'async'
+      ? `export default async function () {\n  await http.asyncRequest('GET', ${url});\n}`
+      : `export default function () {\n  http.get(${url});\n}`;
   await writeFile(
     path,
     `import http from 'k6/http';
 import exec from 'k6/execution';
 export const options = { scenarios: { car: { executor: 'constant-arrival-rate', rate: Number(__ENV.RATE),
   duration: __ENV.DURATION, preAllocatedVUs: Number(__ENV.VUS), maxVUs: Number(__ENV.VUS) * 4 } } };
-export default async function () {
-  await http.asyncRequest('GET', __ENV.TARGET + '/?i=' + exec.scenario.iterationInTest + '&s=' + (__ENV.SOURCE || 0));
-}`,
+${body}`,
   );
 }
