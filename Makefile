@@ -39,3 +39,4 @@ bench:
 	npm run bench:engine-connections
 	npm run bench:analysis
 	npm run bench:outputs
+	npm run bench:vu-instances

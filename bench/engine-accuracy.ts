@@ -115,7 +115,7 @@ try {
         cpuUsPerRequest: Math.round(wrk.cpuUs / Math.max(1, wrkStats.received)),
       });
     }
-    process.stderr.write(`${JSON.stringify(results.slice(-3))}\n`);
+    process.stderr.write(`${JSON.stringify(results.slice(-(forms.length + 2)))}\n`);
   }
   process.stdout.write(`${JSON.stringify({ seconds, node: process.version, results }, null, 2)}\n`);
 } finally {

@@ -253,7 +253,7 @@ dropped iterations, tags, thresholds) and writes k6's own output formats. Flags 
     .description(
       [
         'Runs a k6 script. Exit codes follow k6: 0 ok, 99 thresholds crossed, 104 invalid config, 105 interrupted (outputs are still written), 107 script exception in init, setup or teardown, 108 exec.test.abort(), 110 exec.test.fail().',
-        "Scripts must use k6's async forms (await http.asyncRequest, await sleep): the engine runs every VU on one event loop and cannot block. Module-level state is shared by all VUs (k6 gives each VU its own runtime).",
+        "Scripts run as k6 writes them: the blocking http.get/post/…/batch, sleep and group are rewritten at load to be awaited, VU by VU (what cannot be followed, such as http.get in a forEach callback, fails at load naming the line); the async forms (await http.asyncRequest) run as they are. Each VU has its own instance of the script's module state, as in k6.",
         'Modules: k6, k6/http (redirects, cookies, HTTP/2 over TLS), k6/execution, k6/metrics, k6/timers, k6/data, k6/encoding, k6/crypto. docs/engine.md lists every difference from k6.',
       ].join('\n\n'),
     )
