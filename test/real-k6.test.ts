@@ -459,3 +459,53 @@ export default async function () {
   }
   assert.equal(server.requests.length, 0, 'no async body ran on either engine');
 });
+
+test("a script in k6's blocking style gives the same samples on both: requests, groups, checks, batch, sleep, per-VU state", {
+  skip,
+}, async () => {
+  const server = await startTestServer();
+  const script = join(dir, 'blocking-style.js');
+  // ES2017 syntax: k6 v0.49's Babel reads this file unbundled.
+  await writeFile(
+    script,
+    `import http from 'k6/http';
+import { check, group, sleep } from 'k6';
+import { Counter } from 'k6/metrics';
+var perVu = 0;
+var seen = new Counter('seen');
+function login() { return http.post('${server.url}/login', JSON.stringify({ u: 'a' })).status; }
+export const options = { scenarios: { s: { executor: 'per-vu-iterations', vus: 2, iterations: 3 } } };
+export default function () {
+  perVu++;
+  group('flow', function () {
+    check(login(), { 'login 200': function (s) { return s === 200; } });
+    var pair = http.batch(['${server.url}/a', ['GET', '${server.url}/b']]);
+    check(pair[1], { 'b 200': function (r) { return r.status === 200; } });
+  });
+  sleep(0.01);
+  seen.add(1, { nth: String(perVu) });
+}
+`,
+  );
+  const runs = await both(script, [], 'blocking-style');
+  for (const o of [runs.embedded, runs.k6]) assert.equal(o.code, 0, failure(o));
+  const counts = (o: EngineOutcome) =>
+    countBy(
+      o.rows.filter((r) => ['http_reqs', 'checks', 'group_duration', 'seen'].includes(r.metric_name ?? '')),
+      (r) =>
+        `${r.metric_name} ${r.group ?? ''} ${r.check ?? ''} ${r.metric_name === 'checks' ? r.metric_value : ''}`,
+    );
+  assert.deepEqual(counts(runs.embedded), counts(runs.k6));
+  assert.equal(runs.k6.rows.filter((r) => r.metric_name === 'http_reqs').length, 18);
+  // Module state per VU: 6 iterations over 2 VUs count 1, 2, 3 in each, on both.
+  const nth = (o: EngineOutcome) =>
+    o.rows
+      .filter((r) => r.metric_name === 'seen')
+      .map((r) => /nth=(\d+)/.exec(r.extra_tags ?? '')?.[1])
+      .sort();
+  assert.deepEqual(nth(runs.embedded), nth(runs.k6));
+  assert.ok(
+    nth(runs.k6).every((n) => Number(n) <= 4),
+    `each VU counts its own iterations: ${nth(runs.k6)}`,
+  );
+});
