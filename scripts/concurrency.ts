@@ -3,23 +3,25 @@
 // where fewer clients complete more work because their requests finish inside the
 // deadline (TIMEOUT) instead of expiring in a queue. Steps are tagged c002, c004, …
 //
-// Async forms only (asyncRequest, awaited sleep), so real k6 and plateau's embedded engine
-// run the same bundle; see scripts/capacity.ts.
+// Real k6 and plateau's embedded engine run the same bundle; see scripts/capacity.ts.
 import exec from 'k6/execution';
 import {
+  accountOf,
   concurrencyOptions,
   concurrencyStepAt,
   readConcurrencySettings,
   requestUrl,
 } from './lib/profiles.ts';
-import { sendTagged } from './lib/request.ts';
+import { requestShape, sendTagged } from './lib/request.ts';
 
 const settings = readConcurrencySettings(__ENV);
+// The request's body is read once, in the init context (k6 allows open() only there).
+const request = requestShape(settings, settings.bodyFile ? open(settings.bodyFile) : null);
 
 export const options = concurrencyOptions(settings);
 
 export default async function concurrency(): Promise<void> {
   const step = concurrencyStepAt(exec.instance.currentTestRunDuration / 1000, settings);
-  const account = exec.scenario.iterationInTest % settings.accounts;
-  await sendTagged(requestUrl(settings, account), step, `GET ${settings.endpoint}`, settings.timeoutSeconds);
+  const account = accountOf(settings, exec.scenario.iterationInTest);
+  await sendTagged(requestUrl(settings, account), step, request);
 }

@@ -165,3 +165,34 @@ test('request URLs carry the account; ENDPOINT and BASE_URL are validated', () =
   );
   assert.deepEqual(problems.map((p) => p.split(':')[0]).sort(), ['BASE_URL', 'ENDPOINT']);
 });
+
+test("the study's own request: METHOD, HEADERS, BODY_FILE, EXPECT_STATUS, and no account parameter with ACCOUNTS=0", () => {
+  const s = readConstantRateSettings({
+    BASE_URL: 'http://127.0.0.1:8080',
+    ENDPOINT: '/api/orders',
+    METHOD: 'post',
+    HEADERS: '{"Content-Type":"application/json","X-Team":"payments"}',
+    BODY_FILE: '/tmp/order.json',
+    EXPECT_STATUS: '201,400-409',
+    ACCOUNTS: '0',
+  });
+  assert.equal(s.method, 'POST');
+  assert.deepEqual(s.headers, { 'Content-Type': 'application/json', 'X-Team': 'payments' });
+  assert.equal(s.bodyFile, '/tmp/order.json');
+  assert.deepEqual(s.expectStatus, [201, { min: 400, max: 409 }]);
+  assert.equal(requestUrl(s, 7), 'http://127.0.0.1:8080/api/orders');
+  const reference = readConstantRateSettings({});
+  assert.equal(reference.method, 'GET');
+  assert.equal(reference.expectStatus, undefined, "k6's default 200-399");
+  assert.equal(requestUrl(reference, 7), 'http://127.0.0.1:3366/statement?account=7');
+});
+
+test('a bad METHOD, HEADERS or EXPECT_STATUS names the variable and the form', () => {
+  const problems = problemsOf(() =>
+    readConstantRateSettings({ METHOD: 'FETCH', HEADERS: '{"a":1}', EXPECT_STATUS: '2xx' }),
+  );
+  assert.equal(problems.length, 3);
+  assert.match(problems.join('\n'), /METHOD.*FETCH.*GET, HEAD, POST/);
+  assert.match(problems.join('\n'), /HEADERS.*JSON object of strings/);
+  assert.match(problems.join('\n'), /EXPECT_STATUS.*200-299/);
+});

@@ -10,11 +10,25 @@ export interface TargetSettings {
   baseUrl: string;
   /** Path of the endpoint (`ENDPOINT`, not `PATH`, which k6 fills from the system env). */
   endpoint: string;
-  /** Account ids cycle through 0 … accounts−1. */
+  /** Account ids cycle through 0 … accounts−1; 0 sends no `account` parameter. */
   accounts: number;
   /** Per-request timeout (the client's deadline), s. */
   timeoutSeconds: number;
+  /** The request's method (`METHOD`, default GET). */
+  method: string;
+  /** Headers every request carries (`HEADERS`, a JSON object of strings). */
+  headers: Record<string, string>;
+  /** A file whose bytes are every request's body (`BODY_FILE`, read in the init context). */
+  bodyFile: string | undefined;
+  /**
+   * The statuses that count as expected (`EXPECT_STATUS`, e.g. `200,201` or `200-299`);
+   * undefined: k6's default, 200–399.
+   */
+  expectStatus: (number | { min: number; max: number })[] | undefined;
 }
+
+/** The methods a study may send. */
+export const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 /** Settings every arrival-rate script shares. */
 export interface ArrivalSettings extends TargetSettings {
@@ -51,6 +65,7 @@ export interface ConcurrencySettings extends TargetSettings {
 export const SCRIPT_DEFAULTS = {
   BASE_URL: 'http://127.0.0.1:3366',
   ENDPOINT: '/statement',
+  METHOD: 'GET',
   ACCOUNTS: 5000,
   TIMEOUT: 60,
   PREALLOCATED_VUS: 50,
@@ -82,12 +97,71 @@ function readTarget(r: SettingsReader): TargetSettings {
   const endpoint = r.string('ENDPOINT', D.ENDPOINT);
   if (!endpoint.startsWith('/'))
     r.problem('ENDPOINT', `"${endpoint}" is not accepted; use a path starting with /`);
+  const method = r.string('METHOD', D.METHOD).toUpperCase();
+  if (!(METHODS as readonly string[]).includes(method)) {
+    r.problem('METHOD', `"${method}" is not accepted; use one of ${METHODS.join(', ')}`);
+  }
+  const bodyFile = r.string('BODY_FILE', '');
   return {
     baseUrl,
     endpoint,
-    accounts: r.number('ACCOUNTS', D.ACCOUNTS, { min: 1, max: 1_000_000_000, integer: true }),
+    accounts: r.number('ACCOUNTS', D.ACCOUNTS, { min: 0, max: 1_000_000_000, integer: true }),
     timeoutSeconds: r.seconds('TIMEOUT', D.TIMEOUT, { min: 0.001 }),
+    method,
+    headers: readHeaders(r),
+    bodyFile: bodyFile === '' ? undefined : bodyFile,
+    expectStatus: readExpectStatus(r),
   };
+}
+
+/** `HEADERS`: a JSON object of header names to string values. */
+function readHeaders(r: SettingsReader): Record<string, string> {
+  const raw = r.string('HEADERS', '');
+  if (raw === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    parsed = undefined;
+  }
+  if (
+    !parsed ||
+    typeof parsed !== 'object' ||
+    Array.isArray(parsed) ||
+    Object.values(parsed).some((v) => typeof v !== 'string')
+  ) {
+    r.problem(
+      'HEADERS',
+      `${JSON.stringify(raw)} is not accepted; use a JSON object of strings, e.g. {"Content-Type":"application/json"}`,
+    );
+    return {};
+  }
+  return parsed as Record<string, string>;
+}
+
+/** `EXPECT_STATUS`: statuses and ranges, `200,201,300-399`. */
+export function parseExpectStatus(raw: string): (number | { min: number; max: number })[] | undefined {
+  const specs: (number | { min: number; max: number })[] = [];
+  for (const part of raw.split(',').map((p) => p.trim())) {
+    const range = /^(\d{3})-(\d{3})$/.exec(part);
+    if (range) {
+      const min = Number(range[1]);
+      const max = Number(range[2]);
+      if (min > max || min < 100 || max > 599) return undefined;
+      specs.push({ min, max });
+    } else if (/^\d{3}$/.test(part) && Number(part) >= 100 && Number(part) <= 599) specs.push(Number(part));
+    else return undefined;
+  }
+  return specs.length > 0 ? specs : undefined;
+}
+
+function readExpectStatus(r: SettingsReader): (number | { min: number; max: number })[] | undefined {
+  const raw = r.string('EXPECT_STATUS', '');
+  if (raw === '') return undefined;
+  const specs = parseExpectStatus(raw);
+  if (!specs)
+    r.problem('EXPECT_STATUS', `"${raw}" is not accepted; use statuses and ranges, e.g. 200,201 or 200-299`);
+  return specs;
 }
 
 function readArrival(r: SettingsReader): ArrivalSettings {
@@ -293,8 +367,14 @@ export function concurrencyStepAt(elapsedSeconds: number, s: ConcurrencySettings
   return concurrencyTag(s.vusLevels[index]!);
 }
 
-/** The URL of one request: endpoint plus the account query parameter. */
+/** The URL of one request: endpoint plus the account query parameter (none with ACCOUNTS=0). */
 export function requestUrl(t: TargetSettings, account: number): string {
+  if (t.accounts === 0) return `${t.baseUrl}${t.endpoint}`;
   const separator = t.endpoint.includes('?') ? '&' : '?';
   return `${t.baseUrl}${t.endpoint}${separator}account=${account}`;
+}
+
+/** The account of the `iteration`-th request (0 when the study sends none). */
+export function accountOf(t: TargetSettings, iteration: number): number {
+  return t.accounts === 0 ? 0 : iteration % t.accounts;
 }

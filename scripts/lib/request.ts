@@ -1,21 +1,44 @@
 // The one request every plateau script sends, tagged with its step.
 import http, { type RefinedResponse } from 'k6/http';
+import type { TargetSettings } from './profiles.ts';
 import { formatDuration } from './settings.ts';
 
+/** What every request of a script carries, made once in the init context. */
+export interface RequestShape {
+  method: string;
+  /** The `name` tag: fixed, so account ids never become tag values. */
+  name: string;
+  headers: Record<string, string>;
+  body: string | ArrayBuffer | null;
+  timeout: string;
+  responseCallback: ReturnType<typeof http.expectedStatuses> | undefined;
+}
+
 /**
- * Sends `GET url` without blocking: the step goes into the k6 tag `step` and the header
- * `X-Load-Step`, and the `name` tag is fixed so account ids never become tag values.
+ * The request of `settings` (method, headers, expected statuses), with `body` (read in
+ * the init context with open(), which only the script itself may call).
  */
-export function sendTagged(
-  url: string,
-  step: string,
-  name: string,
-  timeoutSeconds: number,
-): Promise<RefinedResponse<'none'>> {
-  return http.asyncRequest('GET', url, null, {
-    headers: { 'X-Load-Step': step },
-    tags: { step, name },
-    timeout: formatDuration(timeoutSeconds),
+export function requestShape(settings: TargetSettings, body: string | ArrayBuffer | null): RequestShape {
+  return {
+    method: settings.method,
+    name: `${settings.method} ${settings.endpoint}`,
+    headers: settings.headers,
+    body,
+    timeout: formatDuration(settings.timeoutSeconds),
+    responseCallback: settings.expectStatus ? http.expectedStatuses(...settings.expectStatus) : undefined,
+  };
+}
+
+/**
+ * Sends the request to `url` without blocking: the step goes into the k6 tag `step` and the
+ * header `X-Load-Step`.
+ */
+export function sendTagged(url: string, step: string, shape: RequestShape): Promise<RefinedResponse<'none'>> {
+  return http.asyncRequest(shape.method, url, shape.body, {
+    headers: { ...shape.headers, 'X-Load-Step': step },
+    tags: { step, name: shape.name },
+    timeout: shape.timeout,
     responseType: 'none',
+    ...(shape.responseCallback ? { responseCallback: shape.responseCallback } : {}),
   });
 }
