@@ -36,6 +36,18 @@ export interface LoadPlan {
 }
 
 /** The `run.json` of a run directory. */
+/** The request a study sends (`--endpoint`, `--method`, `--body`, `--header`, `--expect-status`). */
+export interface StudyRequest {
+  method: string;
+  /** The path on the target; null: the reference service's `/statement?account=N`. */
+  endpoint: string | null;
+  headers: Record<string, string>;
+  /** The body: a file (`--body @file`), or text given on the command line. */
+  body?: { file: string } | { text: string };
+  /** The expected statuses (`200,201`, `200-299`); null: k6's default, 200–399. */
+  expectStatus: string | null;
+}
+
 export interface RunManifest {
   kind: 'plateau.run';
   /** 2 added `load.vus`, `rerunOf` and `rerunAs`; 1 is still read. */
@@ -62,4 +74,6 @@ export interface RunManifest {
   rerunOf?: string | null;
   /** The run that repeated this one with more VUs. */
   rerunAs?: string | null;
+  /** The request the study sent; absent in runs made before it could be chosen (GET /statement). */
+  request?: StudyRequest;
 }

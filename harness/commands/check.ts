@@ -3,17 +3,25 @@ import { relative } from 'node:path';
 import { type Command, Option } from 'commander';
 import { type ConfigProblem, EXIT_CODES, PlateauError } from '../../contract/index.ts';
 import { parseNumberText } from '../../lib/number-text.ts';
+import { parseSeconds } from '../../scripts/lib/settings.ts';
 import { parseServiceConfig } from '../../target-service/config.ts';
 import { setSignalPolicy } from '../lifecycle.ts';
 import { type CheckPlan, readRecordedLimit, runCheck, writeJunit } from '../study/check.ts';
+import {
+  addRequestOptions,
+  planRequest,
+  REQUEST_FLAG_KEYS,
+  type RequestFlags,
+  requestFlags,
+} from '../study/request-options.ts';
 import { isLoopbackUrl, SETTABLE_KEYS } from '../study/study-options.ts';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
-interface CheckFlags {
+interface CheckFlags extends RequestFlags {
   record?: string;
   rate?: string;
-  duration: string;
+  duration?: string;
   p95Ms?: string;
   failRate?: string;
   set: string[];
@@ -29,7 +37,7 @@ interface CheckFlags {
 }
 
 export function registerCheck(program: Command): void {
-  program
+  const check = program
     .command('check')
     .summary('CI gate: a constant-rate run at the recorded safe limit (exit 99 on a regression)')
     .description(
@@ -44,7 +52,7 @@ when interrupted, 1 when the check could not run.`,
       'a run directory or its analysis.json: take the safe limit (and settings) from it',
     )
     .option('--rate <n>', 'check this rate instead, requests/s')
-    .option('--duration <s>', 'seconds', '30')
+    .option('--duration <s>', 'how long: seconds (30) or a duration (30s, 1m30s); default 30 s')
     .option('--p95-ms <ms>', "latency objective (default: the record's, else 250)")
     .option('--fail-rate <share>', "failure budget (default: the record's, else 0.01)")
     .option('--set <KEY=VALUE>', 'reference-service setting, repeatable', collect, [])
@@ -84,7 +92,15 @@ when interrupted, 1 when the check could not run.`,
         return value;
       };
       const rate = positive('--rate', flags.rate, true);
-      const duration = positive('--duration', flags.duration, false) ?? 30;
+      // Seconds, or a Go duration as the scripts take it (30s, 1m30s).
+      const duration = flags.duration === undefined ? 30 : parseSeconds(flags.duration);
+      if (duration === undefined || duration < 1) {
+        problems.push({
+          setting: '--duration',
+          message: `"${flags.duration}" is not accepted`,
+          hint: 'use seconds (30) or a duration (30s, 1m30s) of at least 1 s',
+        });
+      }
       const p95 = positive('--p95-ms', flags.p95Ms, false);
       const failRate = flags.failRate === undefined ? undefined : Number(flags.failRate);
       if (failRate !== undefined && !(failRate >= 0 && failRate <= 1)) {
@@ -116,19 +132,37 @@ when interrupted, 1 when the check could not run.`,
           hint: 'pass --allow-remote-target if the host can take it',
         });
       }
+      const db = flags.db ?? process.env.DATABASE_URL ?? 'embedded';
+      if (db !== 'embedded' && !/^postgres(ql)?:\/\//.test(db)) {
+        problems.push({
+          setting: '--db',
+          message: 'is neither "embedded" nor a postgres:// URL',
+          hint: 'e.g. --db postgres://user:pass@127.0.0.1:5432/app',
+        });
+      }
       if (problems.length > 0) throw PlateauError.invalidConfig(problems, 'options');
 
       const recorded = flags.record ? await readRecordedLimit(flags.record) : undefined;
+      // The recorded study's request and target unless the flags say otherwise.
+      const requestGiven = REQUEST_FLAG_KEYS.some((key) => flags[key] !== undefined);
+      const { request, baseUrl } = planRequest(
+        requestGiven ? flags : requestFlags(recorded?.request),
+        flags.target ?? recorded?.target,
+        problems,
+        {},
+      );
+      if (problems.length > 0) throw PlateauError.invalidConfig(problems, 'options');
       const plan: CheckPlan = {
         ratePerSec: rate ?? recorded!.ratePerSec,
-        durationSeconds: duration,
+        durationSeconds: duration!,
         p95Ms: p95 ?? recorded?.p95Ms ?? 250,
         failRate: failRate ?? recorded?.failRate ?? 0.01,
-        service: flags.target ? {} : { ...(recorded?.service ?? {}), ...service },
-        target: flags.target,
+        service: baseUrl ? {} : { ...(recorded?.service ?? {}), ...service },
+        target: baseUrl,
+        request,
         engine: flags.engine ?? 'embedded',
         k6Bin: flags.k6Bin ?? process.env.K6_BIN ?? 'k6',
-        db: flags.db ?? process.env.DATABASE_URL ?? 'embedded',
+        db,
         out: flags.out,
       };
       const stop = new AbortController();
@@ -167,4 +201,5 @@ when interrupted, 1 when the check could not run.`,
       }
       process.exitCode = result.exitCode;
     });
+  addRequestOptions(check);
 }

@@ -7,6 +7,7 @@ import { renderRecord } from '../../analysis/render.ts';
 import { ERROR_CODES, EXIT_CODES, PlateauError, type RunManifest } from '../../contract/index.ts';
 import { writeFileAtomic } from '../../lib/atomic-write.ts';
 import { setSignalPolicy } from '../lifecycle.ts';
+import { addRequestOptions, requestFlags } from '../study/request-options.ts';
 import { runStudy } from '../study/study.ts';
 import { planStudy, type RunFlags } from '../study/study-options.ts';
 
@@ -25,6 +26,7 @@ export function flagsFromManifest(manifest: RunManifest, overrides: RunFlags): R
     p95Ms: String(load.p95Ms),
     failRate: String(load.failRate),
     engine: manifest.engine.name,
+    ...requestFlags(manifest.request),
   };
   const service: Record<string, string> = {};
   for (const [key, value] of Object.entries(manifest.service ?? {})) {
@@ -44,7 +46,7 @@ export function flagsFromManifest(manifest: RunManifest, overrides: RunFlags): R
 }
 
 export function registerConfirm(program: Command): void {
-  program
+  const confirm = program
     .command('confirm')
     .argument('<run-dir>', 'the run whose first limit to confirm')
     .summary('rerun a study changing only the suspect resource, and compare')
@@ -127,4 +129,5 @@ the new run's record. A limit is confirmed when changing it alone moved the plat
       }
       process.exitCode = result.exitCode;
     });
+  addRequestOptions(confirm);
 }

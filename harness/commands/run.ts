@@ -3,6 +3,7 @@ import { relative } from 'node:path';
 import { type Command, Option } from 'commander';
 import { EXIT_CODES } from '../../contract/index.ts';
 import { setSignalPolicy } from '../lifecycle.ts';
+import { addRequestOptions } from '../study/request-options.ts';
 import { runStudy, type StudyProgress } from '../study/study.ts';
 import { planStudy, type RunFlags, SETTABLE_KEYS, STUDY_DEFAULTS } from '../study/study-options.ts';
 
@@ -15,7 +16,7 @@ function progressLine(p: StudyProgress): string {
 }
 
 export function registerRun(program: Command): void {
-  program
+  const run = program
     .command('run')
     .summary('run a capacity study end to end (the main job; npm start)')
     .description(
@@ -60,6 +61,8 @@ Examples:
   plateau run --quick
   plateau run --set POOL_MAX=8 --steps 40,80,120,160
   plateau run --target http://127.0.0.1:8080 --steps 50,100,150 --hold 30
+  plateau run --target http://127.0.0.1:8080 --endpoint /api/orders --method POST \\
+    --body @order.json --header 'Content-Type: application/json' --expect-status 201
   plateau run --engine k6 --k6-bin /usr/local/bin/k6`,
     )
     .action(async (flags: RunFlags) => {
@@ -105,4 +108,5 @@ Examples:
       }
       process.exitCode = result.exitCode;
     });
+  addRequestOptions(run);
 }

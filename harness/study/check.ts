@@ -1,11 +1,18 @@
 // The CI gate: a short constant-rate run at the recorded safe limit, judged by thresholds.
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ERROR_CODES, LOAD_FINISHED_CODES, PlateauError } from '../../contract/index.ts';
+import {
+  ERROR_CODES,
+  LOAD_FINISHED_CODES,
+  PlateauError,
+  type RunManifest,
+  type StudyRequest,
+} from '../../contract/index.ts';
 import { writeFileAtomic } from '../../lib/atomic-write.ts';
 import { buildK6Scripts, PROJECT_ROOT } from '../build-scripts.ts';
 import { stopChild } from './child.ts';
 import { vetK6Binary } from './k6-binary.ts';
+import { requestEnv } from './request-options.ts';
 import { createRunDir } from './run-dir.ts';
 import { loadFailure, type ReferenceTarget, startLoad, startReferenceTarget } from './target.ts';
 
@@ -18,6 +25,8 @@ export interface CheckPlan {
   /** Reference-service settings, or empty with `target` set. */
   service: Record<string, string>;
   target: string | undefined;
+  /** The request to send: the flags', else the recorded study's. */
+  request: StudyRequest;
   engine: 'embedded' | 'k6';
   k6Bin: string;
   db: string;
@@ -49,6 +58,10 @@ export async function readRecordedLimit(path: string): Promise<{
   service: Record<string, string> | null;
   p95Ms: number;
   failRate: number;
+  /** The request the recorded study sent (absent in runs made before it could be chosen). */
+  request: StudyRequest | undefined;
+  /** The recorded study's own target, when it was not the reference service. */
+  target: string | undefined;
 }> {
   const isDir = await stat(path).then(
     (s) => s.isDirectory(),
@@ -79,9 +92,10 @@ export async function readRecordedLimit(path: string): Promise<{
     });
   }
   let service: Record<string, string> | null = null;
+  let manifest: Partial<RunManifest> | undefined;
   if (isDir) {
-    const manifest = await readFile(join(path, 'run.json'), 'utf8').then(
-      (t) => JSON.parse(t),
+    manifest = await readFile(join(path, 'run.json'), 'utf8').then(
+      (t) => JSON.parse(t) as Partial<RunManifest>,
       () => undefined,
     );
     if (manifest?.service) {
@@ -98,6 +112,8 @@ export async function readRecordedLimit(path: string): Promise<{
     service,
     p95Ms: analysis.objectives?.p95Ms ?? 250,
     failRate: analysis.objectives?.failRate ?? 0.01,
+    request: manifest?.request,
+    target: manifest?.service === null && typeof manifest.target === 'string' ? manifest.target : undefined,
   };
 }
 
@@ -112,15 +128,19 @@ export async function runCheck(
   let target: ReferenceTarget | undefined;
   let url = plan.target;
   try {
-    if (!url) {
-      target = await startReferenceTarget({ db: plan.db, service: plan.service, dir, progress });
-      url = target.url;
-    }
+    // Bundled first: a script that does not build fails before the database and service start.
     progress('bundling the k6 script');
     const [script] = await buildK6Scripts({
       outDir: join(dir, 'script'),
       entries: [join(PROJECT_ROOT, 'scripts', 'constant-rate.ts')],
     });
+    if (!url) {
+      target = await startReferenceTarget({ db: plan.db, service: plan.service, dir, progress });
+      url = target.url;
+    }
+    const body = plan.request.body;
+    const bodyFile = body && 'text' in body ? join(dir, 'request-body') : undefined;
+    if (bodyFile && body && 'text' in body) await writeFileAtomic(bodyFile, body.text);
     progress(`checking ${plan.ratePerSec}/s for ${plan.durationSeconds} s`);
     const vus = Math.max(10, Math.ceil(plan.ratePerSec / 2));
     const { child, command } = startLoad({
@@ -135,6 +155,7 @@ export async function runCheck(
         FAIL_RATE: String(plan.failRate),
         PREALLOCATED_VUS: String(vus),
         MAX_VUS: String(vus * 10),
+        ...requestEnv(plan.request, bodyFile),
       },
       csv: join(dir, 'k6.csv.gz'),
       summary: join(dir, 'summary.json'),

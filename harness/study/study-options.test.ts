@@ -61,7 +61,7 @@ test('load goes only to loopback unless --allow-remote-target', () => {
   assert.deepEqual(problems({ target: 'http://10.0.0.5:80' }), ['--target']);
   assert.equal(
     planStudy({ target: 'http://10.0.0.5:80', allowRemoteTarget: true }, {}).target,
-    'http://10.0.0.5:80',
+    'http://10.0.0.5',
   );
   assert.deepEqual(problems({ target: 'http://127.0.0.1:8080', set: ['POOL_MAX=8'] }), ['--set']);
 });

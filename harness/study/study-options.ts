@@ -1,9 +1,16 @@
 // `plateau run` options → a validated study plan, every value with its source.
 import { isIP } from 'node:net';
-import type { ConfigProblem, SourcedValue, ValueSource, VuSizing } from '../../contract/index.ts';
+import type {
+  ConfigProblem,
+  SourcedValue,
+  StudyRequest,
+  ValueSource,
+  VuSizing,
+} from '../../contract/index.ts';
 import { PlateauError } from '../../contract/index.ts';
 import { describeRange, parseNumberText } from '../../lib/number-text.ts';
 import { parseServiceConfig, SERVICE_ENV_KEYS } from '../../target-service/config.ts';
+import { planRequest, type RequestFlags } from './request-options.ts';
 
 /** The defaults of a study, in one place. */
 export const STUDY_DEFAULTS = {
@@ -33,7 +40,7 @@ export const SETTABLE_KEYS = SERVICE_ENV_KEYS.filter(
 );
 
 /** The raw command-line options of `plateau run` (strings as commander gives them). */
-export interface RunFlags {
+export interface RunFlags extends RequestFlags {
   script?: string;
   steps?: string;
   hold?: string;
@@ -68,8 +75,10 @@ export interface StudyPlan {
   failRate: number;
   /** Reference-service env (POOL_MAX=…) from --set; empty for a user's own target. */
   service: Record<string, string>;
-  /** The user's own service, or undefined for the reference service. */
+  /** The user's own service (its origin), or undefined for the reference service. */
   target: string | undefined;
+  /** What each request is (method, endpoint, headers, body, expected statuses). */
+  request: StudyRequest;
   engine: 'embedded' | 'k6';
   k6Bin: string;
   /** 'embedded' or a postgres URL. */
@@ -268,6 +277,8 @@ export function planStudy(flags: RunFlags, env: Record<string, string | undefine
     }
   }
 
+  const { request, baseUrl } = planRequest(flags, target, problems, sources);
+
   const engine = pick('--engine', flags.engine as 'embedded' | 'k6' | undefined, STUDY_DEFAULTS.engine);
   if (engine !== 'embedded' && engine !== 'k6') {
     problems.push({
@@ -305,7 +316,8 @@ export function planStudy(flags: RunFlags, env: Record<string, string | undefine
     p95Ms,
     failRate,
     service,
-    target,
+    target: baseUrl,
+    request,
     engine: engine as 'embedded' | 'k6',
     k6Bin,
     db,

@@ -22,6 +22,7 @@ import { buildK6Scripts, PROJECT_ROOT } from '../build-scripts.ts';
 import { type LoggedChild, stopChild } from './child.ts';
 import { GeneratorProbe } from './generator-probe.ts';
 import { requireK6For, vetK6Binary } from './k6-binary.ts';
+import { requestEnv } from './request-options.ts';
 import { createRunDir, writeManifest } from './run-dir.ts';
 import { type StudyPlan, scriptEnv } from './study-options.ts';
 import {
@@ -223,8 +224,13 @@ async function runOnce(
     warnings: [],
     rerunOf,
     rerunAs: null,
+    request: plan.request,
   };
   await writeManifest(dir, manifest);
+  // A body given as text goes into the run directory: both engines read it with open().
+  const body = plan.request.body;
+  const bodyFile = body && 'text' in body ? join(dir, 'request-body') : undefined;
+  if (bodyFile && body && 'text' in body) await writeFileAtomic(bodyFile, body.text);
 
   let target: ReferenceTarget | undefined;
   let load: LoggedChild | undefined;
@@ -266,7 +272,7 @@ async function runOnce(
       engine: plan.engine,
       k6Bin: plan.k6Bin,
       script: script!.outFile,
-      env: scriptEnv(plan, url, vus),
+      env: { ...scriptEnv(plan, url, vus), ...requestEnv(plan.request, bodyFile) },
       csv: join(dir, 'k6.csv.gz'),
       summary: join(dir, 'summary.json'),
       dir,
