@@ -56,8 +56,9 @@ export async function buildK6Scripts(
       logLevel: 'silent',
       legalComments: 'none',
       banner: {
-        js: "// Built by plateau (npm run build:k6) from scripts/*.ts. Runs on k6 v0.43+, v1, v2 and plateau's engine.",
+        js: "// Built by plateau from a k6 script (TypeScript or JavaScript). Runs on k6 v0.43+, v1, v2 and plateau's engine.",
       },
+      plugins: [plateauHelper],
     });
   } catch (error) {
     const messages = (error as { errors?: esbuild.Message[] }).errors ?? [];
@@ -86,6 +87,16 @@ export async function buildK6Scripts(
   }
   return built.sort((a, b) => a.name.localeCompare(b.name));
 }
+
+/** Where your own scripts find `plateau/k6` (scripts/lib/study.ts), bundled into them. */
+export const PLATEAU_HELPER = join(PROJECT_ROOT, 'scripts', 'lib', 'study.ts');
+
+const plateauHelper: esbuild.Plugin = {
+  name: 'plateau-helper',
+  setup(build) {
+    build.onResolve({ filter: /^plateau\/k6$/ }, () => ({ path: PLATEAU_HELPER }));
+  },
+};
 
 /** Whether `specifier` is one of k6's built-in modules. */
 export function isK6Module(specifier: string): boolean {

@@ -80,3 +80,105 @@ test('check refuses a bad --db before it creates a run directory', async () => {
   assert.match(result.stderr, /--db: is neither "embedded" nor a postgres:\/\/ URL/);
   assert.deepEqual(await readdir(dir), [], 'no run directory');
 });
+
+test("your own k6 script is the study and the check: 'plateau/k6' gives it the options and step tags", async () => {
+  const seen: { url: string; step: string }[] = [];
+  const server = await startTestServer({
+    handle: (req, res) => {
+      seen.push({ url: req.url ?? '', step: String(req.headers['x-load-step']) });
+      req.resume();
+      res.writeHead(req.url === '/steps' ? 404 : 200);
+      res.end('{"ok":true}');
+    },
+  });
+  const script = join(out, 'orders.ts');
+  // Written as k6's documentation writes scripts: the blocking http.post, check, a group.
+  await writeFile(
+    script,
+    `import http from 'k6/http';
+import { check, group } from 'k6';
+import { study, studyOptions, tagged } from 'plateau/k6';
+
+export const options = studyOptions();
+
+export default function (): void {
+  group('order', () => {
+    const res = http.post(\`\${study.baseUrl}/api/orders\`, JSON.stringify({ sku: 'a1' }), tagged({ headers: { 'Content-Type': 'application/json' } }));
+    check(res, { 'is 200': (r) => r.status === 200 });
+  });
+}
+`,
+  );
+  const result = await plateau([
+    'run',
+    ...['--script', script, '--target', server.url],
+    ...['--steps', '5,10', '--hold', '2', '--ramp', '1', '--recovery', '2', '--out', out, '--json'],
+  ]);
+  assert.equal(result.code, 0, result.stderr);
+  const analysis = JSON.parse(result.stdout) as AnalysisResult & { runDir: string };
+  assert.deepEqual(
+    analysis.table.map((row) => row.step).filter((step) => step.startsWith('r')),
+    ['r005', 'r010'],
+    'the table has the steps the script tagged',
+  );
+  const orders = seen.filter((r) => r.url === '/api/orders');
+  assert.ok(orders.length >= 20);
+  assert.ok(
+    orders.every((r) => /^(r005|r010|drain|recovery)$/.test(r.step)),
+    'every request carries its step',
+  );
+  const manifest = JSON.parse(await readFile(join(analysis.runDir, 'run.json'), 'utf8')) as RunManifest;
+  assert.equal(manifest.load.script, script);
+
+  const before = seen.length;
+  const check = await plateau([
+    'check',
+    '--record',
+    analysis.runDir,
+    '--rate',
+    '5',
+    '--duration',
+    '2',
+    '--out',
+    out,
+    '-q',
+  ]);
+  assert.equal(check.code, 104, 'exactly one of --record and --rate');
+  const again = await plateau([
+    'check',
+    '--script',
+    script,
+    '--target',
+    server.url,
+    '--rate',
+    '5',
+    '--duration',
+    '2',
+    '--out',
+    out,
+    '-q',
+  ]);
+  assert.equal(again.code, 0, again.stderr);
+  const checked = seen.slice(before).filter((r) => r.url === '/api/orders');
+  assert.ok(
+    checked.length >= 5 && checked.every((r) => r.step === 'check'),
+    `${checked.length} checked, tagged check`,
+  );
+});
+
+test('a script that tags nothing is still analysed, by time window, and the record says so', async () => {
+  const server = await startTestServer();
+  const script = join(out, 'untagged.js');
+  await writeFile(
+    script,
+    `import http from 'k6/http';
+export const options = { scenarios: { s: { executor: 'constant-arrival-rate', rate: 10, duration: '3s', preAllocatedVUs: 5 } } };
+export default function () { http.get(__ENV.BASE_URL + '/'); }
+`,
+  );
+  const result = await plateau(['run', '--script', script, '--target', server.url, '--out', out, '--json']);
+  assert.equal(result.code, 0, result.stderr);
+  const analysis = JSON.parse(result.stdout) as AnalysisResult & { runDir: string };
+  assert.match(analysis.verdict.notes.join(' '), /no step tag/);
+  assert.ok(server.requests.length >= 25);
+});

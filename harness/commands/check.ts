@@ -14,12 +14,13 @@ import {
   type RequestFlags,
   requestFlags,
 } from '../study/request-options.ts';
-import { isLoopbackUrl, SETTABLE_KEYS } from '../study/study-options.ts';
+import { isLoopbackUrl, SETTABLE_KEYS, studyScript } from '../study/study-options.ts';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 interface CheckFlags extends RequestFlags {
   record?: string;
+  script?: string;
   rate?: string;
   duration?: string;
   p95Ms?: string;
@@ -52,6 +53,10 @@ when interrupted, 1 when the check could not run.`,
       'a run directory or its analysis.json: take the safe limit (and settings) from it',
     )
     .option('--rate <n>', 'check this rate instead, requests/s')
+    .option(
+      '--script <path>',
+      "your own k6 script (.ts or .js), the one the study ran: its 'plateau/k6' options become the check's constant rate",
+    )
     .option('--duration <s>', 'how long: seconds (30) or a duration (30s, 1m30s); default 30 s')
     .option('--p95-ms <ms>', "latency objective (default: the record's, else 250)")
     .option('--fail-rate <share>', "failure budget (default: the record's, else 0.01)")
@@ -140,9 +145,13 @@ when interrupted, 1 when the check could not run.`,
           hint: 'e.g. --db postgres://user:pass@127.0.0.1:5432/app',
         });
       }
+      if (flags.script !== undefined) studyScript(flags.script, problems);
       if (problems.length > 0) throw PlateauError.invalidConfig(problems, 'options');
 
       const recorded = flags.record ? await readRecordedLimit(flags.record) : undefined;
+      // Your own script (the flag's, else the recorded study's) runs in check mode.
+      const given = flags.script ?? recorded?.script;
+      const script = given === undefined ? 'constant-rate' : studyScript(given, problems);
       // The recorded study's request and target unless the flags say otherwise.
       const requestGiven = REQUEST_FLAG_KEYS.some((key) => flags[key] !== undefined);
       const { request, baseUrl } = planRequest(
@@ -160,6 +169,7 @@ when interrupted, 1 when the check could not run.`,
         service: baseUrl ? {} : { ...(recorded?.service ?? {}), ...service },
         target: baseUrl,
         request,
+        script,
         engine: flags.engine ?? 'embedded',
         k6Bin: flags.k6Bin ?? process.env.K6_BIN ?? 'k6',
         db,

@@ -26,6 +26,7 @@ export function flagsFromManifest(manifest: RunManifest, overrides: RunFlags): R
     p95Ms: String(load.p95Ms),
     failRate: String(load.failRate),
     engine: manifest.engine.name,
+    script: load.script,
     ...requestFlags(manifest.request),
   };
   const service: Record<string, string> = {};

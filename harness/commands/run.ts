@@ -28,6 +28,10 @@ It exits 0 when the study produced a verdict, even though the upper steps crosse
 thresholds (finding that point is the purpose); non-zero only when the study could not be
 carried out (104 bad options, 105 interrupted, 1 a part failed).`,
     )
+    .option(
+      '--script <path>',
+      "your own k6 script (.ts or .js) as the study; it imports 'plateau/k6' for the study's options and step tags (default: plateau's capacity ramp)",
+    )
     .option('--steps <rates>', `target rates, requests/s (default ${STUDY_DEFAULTS.steps.join(',')})`)
     .option('--hold <s>', `seconds per step (default ${STUDY_DEFAULTS.holdSeconds})`)
     .option('--ramp <s>', `ramp at the start of each hold (default ${STUDY_DEFAULTS.rampSeconds})`)
@@ -63,6 +67,7 @@ Examples:
   plateau run --target http://127.0.0.1:8080 --steps 50,100,150 --hold 30
   plateau run --target http://127.0.0.1:8080 --endpoint /api/orders --method POST \\
     --body @order.json --header 'Content-Type: application/json' --expect-status 201
+  plateau run --script tests/orders.ts --target http://127.0.0.1:8080 --steps 20,40,80
   plateau run --engine k6 --k6-bin /usr/local/bin/k6`,
     )
     .action(async (flags: RunFlags) => {

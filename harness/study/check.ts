@@ -9,11 +9,12 @@ import {
   type StudyRequest,
 } from '../../contract/index.ts';
 import { writeFileAtomic } from '../../lib/atomic-write.ts';
-import { buildK6Scripts, PROJECT_ROOT } from '../build-scripts.ts';
+import { buildK6Scripts } from '../build-scripts.ts';
 import { stopChild } from './child.ts';
 import { vetK6Binary } from './k6-binary.ts';
 import { requestEnv } from './request-options.ts';
 import { createRunDir } from './run-dir.ts';
+import { scriptEntry } from './study-options.ts';
 import { loadFailure, type ReferenceTarget, startLoad, startReferenceTarget } from './target.ts';
 
 /** A validated check. */
@@ -27,6 +28,8 @@ export interface CheckPlan {
   target: string | undefined;
   /** The request to send: the flags', else the recorded study's. */
   request: StudyRequest;
+  /** `constant-rate` (plateau's) or the absolute path of your own script, run in check mode. */
+  script: string;
   engine: 'embedded' | 'k6';
   k6Bin: string;
   db: string;
@@ -62,6 +65,8 @@ export async function readRecordedLimit(path: string): Promise<{
   request: StudyRequest | undefined;
   /** The recorded study's own target, when it was not the reference service. */
   target: string | undefined;
+  /** Your own script, when the recorded study ran one. */
+  script: string | undefined;
 }> {
   const isDir = await stat(path).then(
     (s) => s.isDirectory(),
@@ -114,6 +119,7 @@ export async function readRecordedLimit(path: string): Promise<{
     failRate: analysis.objectives?.failRate ?? 0.01,
     request: manifest?.request,
     target: manifest?.service === null && typeof manifest.target === 'string' ? manifest.target : undefined,
+    script: manifest?.load?.script && manifest.load.script !== 'capacity' ? manifest.load.script : undefined,
   };
 }
 
@@ -132,7 +138,7 @@ export async function runCheck(
     progress('bundling the k6 script');
     const [script] = await buildK6Scripts({
       outDir: join(dir, 'script'),
-      entries: [join(PROJECT_ROOT, 'scripts', 'constant-rate.ts')],
+      entries: [scriptEntry(plan.script, 'constant-rate')],
     });
     if (!url) {
       target = await startReferenceTarget({ db: plan.db, service: plan.service, dir, progress });
@@ -156,6 +162,8 @@ export async function runCheck(
         PREALLOCATED_VUS: String(vus),
         MAX_VUS: String(vus * 10),
         ...requestEnv(plan.request, bodyFile),
+        // Your own script's `plateau/k6` reads this: the check's constant rate, tagged `check`.
+        PLATEAU_MODE: 'check',
       },
       csv: join(dir, 'k6.csv.gz'),
       summary: join(dir, 'summary.json'),

@@ -1,5 +1,7 @@
 // `plateau run` options → a validated study plan, every value with its source.
+import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { join, resolve } from 'node:path';
 import type {
   ConfigProblem,
   SourcedValue,
@@ -10,6 +12,7 @@ import type {
 import { PlateauError } from '../../contract/index.ts';
 import { describeRange, parseNumberText } from '../../lib/number-text.ts';
 import { parseServiceConfig, SERVICE_ENV_KEYS } from '../../target-service/config.ts';
+import { PROJECT_ROOT } from '../build-scripts.ts';
 import { planRequest, type RequestFlags } from './request-options.ts';
 
 /** The defaults of a study, in one place. */
@@ -64,7 +67,8 @@ export interface RunFlags extends RequestFlags {
 
 /** A study, fully decided. */
 export interface StudyPlan {
-  script: 'capacity';
+  /** `capacity` (plateau's stepped ramp) or the absolute path of your own k6 script. */
+  script: string;
   steps: number[];
   holdSeconds: number;
   rampSeconds: number;
@@ -225,14 +229,7 @@ export function planStudy(flags: RunFlags, env: Record<string, string | undefine
       hint: 'use a share, e.g. 0.01 for 1 %',
     });
 
-  const script = pick('--script', flags.script, 'capacity');
-  if (script !== 'capacity') {
-    problems.push({
-      setting: '--script',
-      message: `"${script}" is not a study script`,
-      hint: 'plateau run runs the capacity ramp; use plateau check for the constant-rate check',
-    });
-  }
+  const script = studyScript(pick('--script', flags.script, 'capacity'), problems);
 
   // The service: --set for the reference service, or --target for the user's own.
   const service: Record<string, string> = {};
@@ -306,7 +303,7 @@ export function planStudy(flags: RunFlags, env: Record<string, string | undefine
   const out = pick('--out', flags.out, STUDY_DEFAULTS.out);
   if (problems.length > 0) throw PlateauError.invalidConfig(problems, 'options');
   return {
-    script: 'capacity',
+    script,
     steps,
     holdSeconds,
     rampSeconds,
@@ -326,6 +323,34 @@ export function planStudy(flags: RunFlags, env: Record<string, string | undefine
     quiet: flags.quiet === true,
     sources,
   };
+}
+
+/**
+ * `--script`: `capacity` (plateau's own), or a k6 script of yours (.ts or .js), which
+ * plateau bundles (`plateau/k6` gives it the study's options and step tags).
+ */
+export function studyScript(given: string, problems: ConfigProblem[]): string {
+  if (given === 'capacity') return given;
+  const path = resolve(given);
+  if (!/\.(m?js|ts)$/.test(path)) {
+    problems.push({
+      setting: '--script',
+      message: `${given} is not a .ts or .js file`,
+      hint: 'give a k6 script, e.g. --script tests/orders.ts',
+    });
+  } else if (!existsSync(path)) {
+    problems.push({
+      setting: '--script',
+      message: `${path} does not exist`,
+      hint: 'give the path of your k6 script',
+    });
+  }
+  return path;
+}
+
+/** The entry file of a plan's script. */
+export function scriptEntry(script: string, name = 'capacity'): string {
+  return script === name ? join(PROJECT_ROOT, 'scripts', `${name}.ts`) : script;
 }
 
 /** The capacity script's -e settings for a plan, with the VUs the study sized. */

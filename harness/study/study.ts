@@ -24,7 +24,7 @@ import { GeneratorProbe } from './generator-probe.ts';
 import { requireK6For, vetK6Binary } from './k6-binary.ts';
 import { requestEnv } from './request-options.ts';
 import { createRunDir, writeManifest } from './run-dir.ts';
-import { type StudyPlan, scriptEnv } from './study-options.ts';
+import { type StudyPlan, scriptEntry, scriptEnv } from './study-options.ts';
 import {
   k6CsvMilliseconds,
   loadFailure,
@@ -244,7 +244,7 @@ async function runOnce(
     progress({ phase: 'bundling the k6 script' });
     const [script] = await buildK6Scripts({
       outDir: join(dir, 'script'),
-      entries: [join(PROJECT_ROOT, 'scripts', `${plan.script}.ts`)],
+      entries: [scriptEntry(plan.script)],
     });
     if (plan.engine === 'k6') requireK6For(script!.imports, manifest.engine.version);
     if (!plan.target) {
