@@ -483,7 +483,7 @@ function newVuInstance(runtime: TestRuntime, script: LoadedScript, vu: VirtualUs
   try {
     return script.newInstance();
   } catch (error) {
-    const message = `the init context of VU ${vu.idInInstance} threw: ${describe(error)}`;
+    const message = `the init context of VU ${vu.idInInstance} threw: ${script.describeError(error)}`;
     if (!runtime.started) throw new ScriptError(message, { cause: error });
     runtime.logger.log('error', message);
     runtime.stop({ kind: 'aborted', message });

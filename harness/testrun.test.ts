@@ -87,15 +87,32 @@ test('plateau testrun writes the manifest; a bad flag exits 104', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'plateau-testrun-'));
   try {
     const file = join(dir, 'run.yaml');
-    const ok = await plateau(['testrun', '--script', 'constant-rate', '-e', 'RATE=50', '-o', file]);
+    const ok = await plateau([
+      ...[
+        'testrun',
+        '--script',
+        'constant-rate',
+        '-e',
+        'RATE=50',
+        '-e',
+        'BASE_URL=http://api:3000',
+        '-o',
+        file,
+      ],
+    ]);
     assert.equal(ok.code, 0, ok.stderr);
     const run = parseAllDocuments(await readFile(file, 'utf8'))
       .map((d) => d.toJS() as Manifest | null)
       .find((d) => d?.kind === 'TestRun');
     assert.equal(run?.metadata.name, 'plateau-constant-rate');
-    const bad = await plateau(['testrun', '--parallelism', 'many']);
+    const bad = await plateau(['testrun', '--parallelism', 'many', '-e', 'BASE_URL=http://api:3000']);
     assert.equal(bad.code, 104);
     assert.match(bad.stderr, /--parallelism/);
+    // The script's settings are checked here, not in every runner pod; a cluster needs BASE_URL.
+    const settings = await plateau(['testrun', '-e', 'STEPS=abc', '-o', file]);
+    assert.equal(settings.code, 104);
+    assert.match(settings.stderr, /-e BASE_URL: is required for a TestRun/);
+    assert.match(settings.stderr, /-e STEPS: "abc" is not accepted/);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

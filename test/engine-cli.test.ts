@@ -468,3 +468,23 @@ export default function () {}`);
   assert.equal(bad.code, 104);
   assert.match(bad.stderr, /K6_THROW: "maybe" is not accepted \(use true or false\)/);
 });
+
+test("an init error shows the script's message and its own frames, not the engine's stack", async () => {
+  const script = await writeScript(`
+function readSteps() {
+  if (!/^\\d+$/.test(__ENV.STEPS)) throw new Error('STEPS "' + __ENV.STEPS + '" is not accepted');
+}
+readSteps();
+export default function () {}
+`);
+  for (const command of [
+    ['engine', 'schedule'],
+    ['engine', 'run'],
+  ]) {
+    const result = await plateau([...command, script, '-e', 'STEPS=abc']);
+    assert.notEqual(result.code, 0);
+    assert.match(result.stderr, /STEPS "abc" is not accepted/);
+    assert.match(result.stderr, /script\.js:3:\d+/, 'the line that threw, in the script');
+    assert.doesNotMatch(result.stderr, /node:internal|engine\/js\/loader/, 'no engine frames');
+  }
+});

@@ -44,6 +44,8 @@ export interface LoadedScript {
   newInstance(): Record<string, unknown>;
   /** Whether k6's blocking calls (http.get, sleep, …) were rewritten to be awaited. */
   rewritten: boolean;
+  /** An error the script threw: its message and the script's own frames (file:line), not the engine's. */
+  describeError(error: unknown): string;
 }
 
 declare global {
@@ -148,11 +150,36 @@ export async function loadScript(
     }
     return module.exports as Record<string, unknown>;
   };
+  // The wrapper adds one line before the bundle; the rewrite adds none.
+  const describeError = (error: unknown) =>
+    scriptFrames(error, absolute, (line, column) => positionOf(line - 1, column));
   try {
-    return { exports: newInstance(), newInstance, rewritten: rewrite.rewritten };
+    return { exports: newInstance(), newInstance, rewritten: rewrite.rewritten, describeError };
   } catch (error) {
-    throw new ScriptError(`the init context of ${scriptPath} threw: ${describe(error)}`, { cause: error });
+    throw new ScriptError(`the init context of ${scriptPath} threw: ${describeError(error)}`, {
+      cause: error,
+    });
   }
+}
+
+/**
+ * `error`'s message, then up to five of its frames in the script, each mapped to the
+ * script's own source (the engine's frames would only say where the engine called it).
+ */
+function scriptFrames(
+  error: unknown,
+  file: string,
+  positionOf: (line: number, column: number) => string,
+): string {
+  if (!(error instanceof Error)) return String(error);
+  const frames: string[] = [];
+  const pattern = new RegExp(`${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:(\\d+):(\\d+)`);
+  for (const line of (error.stack ?? '').split('\n')) {
+    const match = pattern.exec(line);
+    if (match) frames.push(`    at ${positionOf(Number(match[1]), Number(match[2]) - 1)}`);
+    if (frames.length === 5) break;
+  }
+  return [`${error.name === 'Error' ? '' : `${error.name}: `}${error.message}`, ...frames].join('\n');
 }
 
 /**
@@ -193,7 +220,7 @@ function k6Modules(modules: ModuleTable): esbuild.Plugin {
           return {
             errors: [
               {
-                text: `${args.path} is not available in plateau's embedded engine (it has ${Object.keys(modules).join(', ')}); run this script with real k6 (--engine k6)`,
+                text: `${args.path} is not available in plateau's embedded engine (it has ${Object.keys(modules).join(', ')}); run this script with real k6 (k6 run, or plateau run --engine k6)`,
               },
             ],
           };

@@ -3,12 +3,65 @@ import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { ConfigProblem } from '../../contract/index.ts';
 import { PlateauError } from '../../contract/index.ts';
+import {
+  readBreakpointSettings,
+  readCapacitySettings,
+  readConcurrencySettings,
+  readConstantRateSettings,
+} from '../../scripts/lib/profiles.ts';
+import { type Env, SettingsError } from '../../scripts/lib/settings.ts';
 import { SCRIPT_NAMES } from '../build-scripts.ts';
 import { testRunManifest } from '../testrun.ts';
 import { parseEnvFlags } from './engine.ts';
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
+}
+
+const SETTINGS_READERS: Readonly<Record<string, (env: Env) => unknown>> = {
+  capacity: readCapacitySettings,
+  'constant-rate': readConstantRateSettings,
+  breakpoint: readBreakpointSettings,
+  concurrency: readConcurrencySettings,
+};
+
+/**
+ * The script's own settings check, run here rather than in every runner pod, and a
+ * BASE_URL, which a cluster needs (the default, 127.0.0.1, is the runner pod itself).
+ */
+function scriptSettingProblems(script: string, env: Env): ConfigProblem[] {
+  const read = SETTINGS_READERS[script];
+  if (!read) {
+    return [
+      {
+        setting: '--script',
+        message: `"${script}" is not a plateau script`,
+        hint: `use ${SCRIPT_NAMES.join(', ')}`,
+      },
+    ];
+  }
+  const problems: ConfigProblem[] = [];
+  if (!env.BASE_URL) {
+    problems.push({
+      setting: '-e BASE_URL',
+      message: 'is required for a TestRun',
+      hint: "give the service's address as the runner pods reach it, e.g. -e BASE_URL=http://statement-api:3000",
+    });
+  }
+  try {
+    read(env);
+  } catch (error) {
+    if (!(error instanceof SettingsError)) throw error;
+    for (const problem of error.problems) {
+      const colon = problem.indexOf(':');
+      problems.push({
+        setting: `-e ${problem.slice(0, colon)}`,
+        message: problem.slice(colon + 1).trim(),
+        hint: 'see docs/scripts.md for each setting',
+      });
+    }
+  }
+  return problems;
 }
 
 export function registerTestRun(program: Command): void {
@@ -43,8 +96,9 @@ Examples:
     .action(async (options: Record<string, string | string[]>) => {
       const problems: ConfigProblem[] = [];
       const env = parseEnvFlags(options.env as string[], problems);
-      if (problems.length > 0) throw PlateauError.invalidConfig(problems, 'flags');
       const script = String(options.script);
+      problems.push(...scriptSettingProblems(script, env));
+      if (problems.length > 0) throw PlateauError.invalidConfig(problems, 'flags');
       const manifest = await testRunManifest({
         script,
         parallelism: Number(options.parallelism),

@@ -79,3 +79,18 @@ test('the script gets the plan as -e settings, with the VUs the study sized', ()
   assert.equal(env.PREALLOCATED_VUS, '123');
   assert.equal(env.MAX_VUS, '456');
 });
+
+test('a hold no longer than its ramp names where the ramp came from', () => {
+  const message = (flags: Parameters<typeof planStudy>[0]) => {
+    try {
+      planStudy(flags, {});
+    } catch (error) {
+      if (isPlateauError(error)) return error.problems.find((p) => p.setting === '--hold')?.message ?? '';
+      throw error;
+    }
+    return '';
+  };
+  assert.match(message({ quick: true, hold: '1' }), /--quick's ramp, 1 s/);
+  assert.match(message({ hold: '1', ramp: '2' }), /not longer than --ramp, 2 s/);
+  assert.match(message({ hold: '2' }), /the default ramp, 2 s/);
+});

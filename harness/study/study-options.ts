@@ -197,10 +197,11 @@ export function planStudy(flags: RunFlags, env: Record<string, string | undefine
     false,
   );
   if (holdSeconds <= rampSeconds) {
+    const rampFrom = flags.ramp !== undefined ? '--ramp' : quick ? "--quick's ramp" : `the default ramp`;
     problems.push({
       setting: '--hold',
-      message: `${holdSeconds} s is not longer than --ramp ${rampSeconds} s`,
-      hint: 'each hold must outlast its ramp',
+      message: `${holdSeconds} s is not longer than ${rampFrom}, ${rampSeconds} s`,
+      hint: `each hold must outlast its ramp: use --hold above ${rampSeconds}, or a shorter --ramp`,
     });
   }
   const recoveryRatePerSec = number(
