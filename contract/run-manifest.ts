@@ -2,7 +2,7 @@
 import type { DatabaseInfo } from './database.ts';
 
 /** Where a configuration value came from. */
-export type ValueSource = 'default' | 'env' | 'flag' | 'manifest' | 'script';
+export type ValueSource = 'default' | 'env' | 'flag' | 'config' | 'manifest' | 'script';
 
 /** One configuration value and its source. */
 export interface SourcedValue<T = string | number | boolean> {

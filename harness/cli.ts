@@ -9,6 +9,7 @@ import { registerCompare } from './commands/compare.ts';
 import { registerConfirm } from './commands/confirm.ts';
 import { registerDb } from './commands/db.ts';
 import { registerEngine } from './commands/engine.ts';
+import { registerInit } from './commands/init.ts';
 import { registerRun } from './commands/run.ts';
 import { registerServe } from './commands/serve.ts';
 import { registerTestRun } from './commands/testrun.ts';
@@ -26,6 +27,7 @@ export function buildProgram(): Command {
     // to the terminal, so paragraphs are joined first (inherited by every subcommand).
     .configureHelp({ commandDescription: (cmd) => reflow(cmd.description()) })
     .exitOverride();
+  registerInit(program);
   registerRun(program);
   registerServe(program);
   registerDb(program);

@@ -5,6 +5,7 @@ import { type ConfigProblem, EXIT_CODES, PlateauError } from '../../contract/ind
 import { parseNumberText } from '../../lib/number-text.ts';
 import { parseSeconds } from '../../scripts/lib/settings.ts';
 import { parseServiceConfig } from '../../target-service/config.ts';
+import { CONFIG_NAMES, withConfigFile } from '../config-file.ts';
 import { setSignalPolicy } from '../lifecycle.ts';
 import { type CheckPlan, readRecordedLimit, runCheck, writeJunit } from '../study/check.ts';
 import {
@@ -54,6 +55,10 @@ when interrupted, 1 when the check could not run.`,
     )
     .option('--rate <n>', 'check this rate instead, requests/s')
     .option(
+      '-c, --config <file>',
+      `settings from a file (its top level and its check: section), overridden by the flags; default: ${CONFIG_NAMES.join(', ')} in the working directory`,
+    )
+    .option(
       '--script <path>',
       "your own k6 script (.ts or .js), the one the study ran: its 'plateau/k6' options become the check's constant rate",
     )
@@ -74,7 +79,8 @@ when interrupted, 1 when the check could not run.`,
       'after',
       '\nExamples:\n  plateau check --record runs/20261201-101500-ab12 --junit plateau.xml\n  plateau check --rate 40 --duration 20',
     )
-    .action(async (flags: CheckFlags) => {
+    .action(async (typed: CheckFlags & { config?: string }, command: Command) => {
+      const { flags } = await withConfigFile(typed, command);
       const problems: ConfigProblem[] = [];
       if ((flags.record === undefined) === (flags.rate === undefined)) {
         problems.push({

@@ -2,6 +2,7 @@
 import { relative } from 'node:path';
 import { type Command, Option } from 'commander';
 import { EXIT_CODES } from '../../contract/index.ts';
+import { CONFIG_NAMES, markConfigSources, withConfigFile } from '../config-file.ts';
 import { setSignalPolicy } from '../lifecycle.ts';
 import { addRequestOptions } from '../study/request-options.ts';
 import { runStudy, type StudyProgress } from '../study/study.ts';
@@ -31,6 +32,10 @@ carried out (104 bad options, 105 interrupted, 1 a part failed).`,
     .option(
       '--script <path>',
       "your own k6 script (.ts or .js) as the study; it imports 'plateau/k6' for the study's options and step tags (default: plateau's capacity ramp)",
+    )
+    .option(
+      '-c, --config <file>',
+      `settings from a file (JSON, YAML, or .ts/.js default-exporting an object), overridden by the flags; default: ${CONFIG_NAMES.join(', ')} in the working directory`,
     )
     .option('--steps <rates>', `target rates, requests/s (default ${STUDY_DEFAULTS.steps.join(',')})`)
     .option('--hold <s>', `seconds per step (default ${STUDY_DEFAULTS.holdSeconds})`)
@@ -70,8 +75,11 @@ Examples:
   plateau run --script tests/orders.ts --target http://127.0.0.1:8080 --steps 20,40,80
   plateau run --engine k6 --k6-bin /usr/local/bin/k6`,
     )
-    .action(async (flags: RunFlags) => {
+    .action(async (given: RunFlags & { config?: string }, command: Command) => {
+      const { flags, path, fromConfig } = await withConfigFile(given, command);
       const plan = planStudy(flags);
+      markConfigSources(plan.sources, fromConfig, flags);
+      if (path) plan.sources['--config'] = { value: path, source: given.config ? 'flag' : 'default' };
       const stop = new AbortController();
       let finished: Promise<unknown> = Promise.resolve();
       // On a signal the study stops the load, collects the server side, stops its service
