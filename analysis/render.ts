@@ -1,5 +1,7 @@
 // Renders analysis results through the handlebars templates. Pure: templates and results
 // in, strings out; the caller reads the template files (analyze-run.ts loadTemplates).
+
+import { basename } from 'node:path';
 import Handlebars from 'handlebars';
 import type { AnalysisResult, RunManifest, SaturationRow } from '../contract/index.ts';
 
@@ -102,6 +104,21 @@ export function renderTableText(rows: SaturationRow[]): string {
   return `${[...out, ...invalid].join('\n')}\n`;
 }
 
+/** `POST /orders, a 20-byte body from order.json, 201 expected`. */
+function requestWords(request: NonNullable<RunManifest['request']>): string {
+  const parts = [`${request.method} ${request.endpoint ?? '/statement?account=N'}`];
+  if (request.body)
+    parts.push(
+      'file' in request.body
+        ? `body from ${basename(request.body.file)}`
+        : `a ${request.body.text.length}-character body`,
+    );
+  const headers = Object.keys(request.headers);
+  if (headers.length > 0) parts.push(`headers ${headers.join(', ')}`);
+  parts.push(request.expectStatus ? `${request.expectStatus} expected` : '200-399 expected');
+  return parts.join(', ');
+}
+
 /** Fields of the capacity record, in words. */
 export function recordFields(
   analysis: AnalysisResult,
@@ -113,14 +130,21 @@ export function recordFields(
   const settings = service
     ? `pg pool max ${service.POOL_MAX ?? '?'}, ${service.SHED === false || service.SHED === 'off' ? 'no load shedding' : `wait queue ${service.QUEUE_MAX ?? '?'}, acquire timeout ${service.ACQUIRE_TIMEOUT_MS ?? '?'} ms`}`
     : 'settings unknown (no run.json)';
-  const workload = service
-    ? `GET /statement, ${service.PAYLOAD_KB ?? 88} KB statement (gzipped on the wire), ${service.QUERY_MS ?? 50} ms query, autoscaling off`
-    : `${manifest?.target ?? 'target unknown'}`;
+  const request = manifest?.request;
+  const custom = request && (request.endpoint !== null || request.method !== 'GET');
+  const workload =
+    service && !custom
+      ? `GET /statement, ${service.PAYLOAD_KB ?? 88} KB statement (gzipped on the wire), ${service.QUERY_MS ?? 50} ms query, autoscaling off`
+      : request
+        ? requestWords(request)
+        : `${manifest?.target ?? 'target unknown'}`;
   const plateau = v.plateau;
   const safe = v.safeLimit;
   return {
     service: manifest
-      ? `${service ? 'statement-api' : manifest.target}, 1 replica, ${settings}`
+      ? service
+        ? `statement-api, 1 replica, ${settings}`
+        : `${manifest.target} (your service; its own settings)`
       : 'unknown (no run.json)',
     workload,
     firstLimit:

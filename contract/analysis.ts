@@ -37,7 +37,7 @@ export interface SaturationRow {
   sentPerSec: number;
   /**
    * Served per second: successful responses *completed during the step's window* (whichever
-   * step they were sent in): the server's 200s while the step was current, else the client's
+   * step they were sent in): the server's successes (2xx) while the step was current, else the client's
    * 2xx stamped in the window. Under a queue that never refuses this is the only honest rate.
    */
   servedPerSec: number;

@@ -58,7 +58,7 @@ export interface ProcessUtilisation {
 export interface StepWindow {
   /** Wall time during which this step was current, ms (the same as `pool.currentMs`). */
   ms: number;
-  /** 200s completed while this step was current. */
+  /** Successes (2xx) completed while this step was current. */
   served: number;
   /** Refusals (503) made while this step was current. */
   shed: number;
@@ -77,7 +77,7 @@ export interface StepBucket {
   lastRequestMs: number;
   /** Requests that arrived with this step. */
   requests: number;
-  /** Responses with status 200. */
+  /** Successes: responses with a 2xx status. */
   served: number;
   /** served ÷ (lastRequestMs − firstRequestMs) in s; null when the window is under 1 s. */
   servedPerSec: number | null;

@@ -174,14 +174,16 @@ export class StepRecorder implements TraceSink {
     bucket.requestsByStatus.set(status, (bucket.requestsByStatus.get(status) ?? 0) + 1);
     const now = this.#clock.now();
     this.#advance(now);
-    this.#timeline.countAnswered(now, status === 200);
+    // Served means a success, any 2xx: 200 from the reference service, 201 or 204 elsewhere.
+    const served = status >= 200 && status < 300;
+    this.#timeline.countAnswered(now, served);
     // The window counts go to the step current now, not to the step the request was sent in.
     const current = this.#current;
     if (current) {
       current.windowAnswered++;
-      if (status === 200) current.windowServed++;
+      if (served) current.windowServed++;
     }
-    if (status === 200) bucket.served++;
+    if (served) bucket.served++;
   }
 
   /** The `GET /steps` body: every bucket in first-seen order and the closed seconds. */

@@ -62,7 +62,7 @@ export class Timeline {
     this.#open?.pool.observe(checkedOut, waiting);
   }
 
-  /** Counts a response in the open second, and a 200 as served (call after advancing to `nowMs`). */
+  /** Counts a response in the open second, and a success (2xx) as served (call after advancing to `nowMs`). */
   countAnswered(nowMs: number, served: boolean): void {
     const open = this.#openAt(nowMs);
     open.answered++;
