@@ -77,6 +77,10 @@ function countBy(
   return counts;
 }
 
+/** A CSV row's `step` tag (an extra tag in k6's CSV, `k=v&k=v`). */
+const stepTagOf = (row: Record<string, string>) =>
+  /(?:^|&)step=([^&]*)/.exec(row.extra_tags ?? '')?.[1] ?? '';
+
 const failure = (o: EngineOutcome) => `${o.engine} exit ${o.code}\n${o.stderr.slice(-1500)}`;
 
 test('every bundled script runs on real k6 and on the engine with short settings, with the same exit codes', {
@@ -118,7 +122,7 @@ test('every bundled script runs on real k6 and on the engine with short settings
     const steps = (o: EngineOutcome) =>
       countBy(
         o.rows.filter((r) => r.metric_name === 'http_reqs'),
-        (r) => /(?:^|&)step=([^&]*)/.exec(r.extra_tags ?? '')?.[1] ?? '',
+        stepTagOf,
       );
     assert.deepEqual(steps(runs.embedded), steps(runs.k6), `${c.name}: requests per step tag`);
     const keys = (o: EngineOutcome) =>
@@ -507,5 +511,52 @@ export default function () {
   assert.ok(
     nth(runs.k6).every((n) => Number(n) <= 4),
     `each VU counts its own iterations: ${nth(runs.k6)}`,
+  );
+});
+
+test("your own TypeScript script importing 'plateau/k6', bundled by plateau, tags the same steps on both", {
+  skip,
+}, async () => {
+  const server = await startTestServer();
+  const source = join(dir, 'own-study.ts');
+  await writeFile(
+    source,
+    `import http from 'k6/http';
+import { check } from 'k6';
+import { study, studyOptions, tagged } from 'plateau/k6';
+export const options = studyOptions();
+export default function (): void {
+  const res = http.get(\`\${study.baseUrl}/own\`, tagged());
+  check(res, { ok: (r) => r.status === 200 });
+}
+`,
+  );
+  const [bundled] = await buildK6Scripts({ entries: [source], outDir: join(dir, 'own-bundle') });
+  const settings = env({
+    BASE_URL: server.url,
+    STEPS: '10,20',
+    HOLD: 2,
+    RAMP: 1,
+    RECOVERY: 2,
+    RECOVERY_RATE: 5,
+  });
+  const runs = await both(bundled!.outFile, settings, 'own-study');
+  for (const o of [runs.embedded, runs.k6]) assert.equal(o.code, 0, failure(o));
+  const steps = (o: EngineOutcome) =>
+    Object.keys(
+      countBy(
+        o.rows.filter((r) => r.metric_name === 'http_reqs'),
+        stepTagOf,
+      ),
+    ).sort();
+  assert.ok(
+    ['r010', 'r020'].every((step) => steps(runs.k6).includes(step)),
+    `k6 tagged ${steps(runs.k6)}`,
+  );
+  assert.deepEqual(steps(runs.embedded), steps(runs.k6));
+  assert.ok(
+    server.requests.every(
+      (r) => r.url !== '/own' || /^(r010|r020|drain|recovery)$/.test(String(r.headers['x-load-step'])),
+    ),
   );
 });
