@@ -1,31 +1,15 @@
 // `plateau init` writes a starter study that `plateau run` then runs from its directory,
 // reading plateau.config.json; flags override the file, and run.json says which came from it.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { AnalysisResult, RunManifest } from '../contract/index.ts';
-import { PLATEAU_BIN, plateau } from './helpers/cli.ts';
+import { plateau } from './helpers/cli.ts';
 import { startTestServer } from './helpers/test-server.ts';
 
-/** `plateau args…` run in `cwd`, as a user in their project directory. */
-function plateauIn(
-  cwd: string,
-  args: string[],
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [PLATEAU_BIN, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr.on('data', (d: Buffer) => {
-    stderr += d.toString();
-  });
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
-}
+const plateauIn = (cwd: string, args: string[]) => plateau(args, { cwd });
 
 test('plateau init writes a script and config that plateau run runs as they are', async () => {
   const server = await startTestServer();

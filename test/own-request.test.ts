@@ -131,33 +131,10 @@ export default function (): void {
   assert.equal(manifest.load.script, script);
 
   const before = seen.length;
-  const check = await plateau([
-    'check',
-    '--record',
-    analysis.runDir,
-    '--rate',
-    '5',
-    '--duration',
-    '2',
-    '--out',
-    out,
-    '-q',
-  ]);
-  assert.equal(check.code, 104, 'exactly one of --record and --rate');
-  const again = await plateau([
-    'check',
-    '--script',
-    script,
-    '--target',
-    server.url,
-    '--rate',
-    '5',
-    '--duration',
-    '2',
-    '--out',
-    out,
-    '-q',
-  ]);
+  const short = ['--rate', '5', '--duration', '2', '--out', out, '-q'];
+  const both = await plateau(['check', '--record', analysis.runDir, ...short]);
+  assert.equal(both.code, 104, 'exactly one of --record and --rate');
+  const again = await plateau(['check', '--script', script, '--target', server.url, ...short]);
   assert.equal(again.code, 0, again.stderr);
   const checked = seen.slice(before).filter((r) => r.url === '/api/orders');
   assert.ok(

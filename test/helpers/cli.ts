@@ -5,13 +5,14 @@ import { fileURLToPath } from 'node:url';
 /** `bin/plateau.js` of this checkout. */
 export const PLATEAU_BIN = fileURLToPath(new URL('../../bin/plateau.js', import.meta.url));
 
-/** Runs `plateau args…`; `onStart` gets the child (to send signals). */
+/** Runs `plateau args…` (in `cwd`, as a user in a project directory); `onStart` gets the child (to send signals). */
 export function plateau(
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; onStart?: (child: ChildProcess) => void } = {},
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; onStart?: (child: ChildProcess) => void } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [PLATEAU_BIN, ...args], {
     env: { ...process.env, ...options.env },
+    ...(options.cwd ? { cwd: options.cwd } : {}),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
