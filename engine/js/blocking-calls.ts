@@ -298,6 +298,13 @@ function functionOfBinding(binding: Binding | undefined): t.Function | undefined
   return undefined;
 }
 
+/** A property's key as written: `login` or `'login'`; undefined for other keys. */
+function keyName(key: t.Node): string | undefined {
+  if (key.type === 'Identifier') return key.name;
+  if (key.type === 'StringLiteral') return key.value;
+  return undefined;
+}
+
 /** `const api = { login() {…} }` → the function of `api.login`. */
 function methodOfObjectBinding(binding: Binding, name: string): t.Function | undefined {
   if (binding.constantViolations.length > 0) return undefined;
@@ -305,13 +312,7 @@ function methodOfObjectBinding(binding: Binding, name: string): t.Function | und
   if (node.type !== 'VariableDeclarator' || node.init?.type !== 'ObjectExpression') return undefined;
   for (const property of node.init.properties) {
     if (property.type === 'SpreadElement' || property.computed) continue;
-    const key =
-      property.key.type === 'Identifier'
-        ? property.key.name
-        : property.key.type === 'StringLiteral'
-          ? property.key.value
-          : undefined;
-    if (key !== name) continue;
+    if (keyName(property.key) !== name) continue;
     if (property.type === 'ObjectMethod') return property.kind === 'method' ? property : undefined;
     const value = property.value;
     if (value.type === 'FunctionExpression' || value.type === 'ArrowFunctionExpression') return value;
@@ -449,12 +450,7 @@ function objectOfMethod(fn: FunctionPath): { binding: Binding; name: string } | 
   if (!property) return undefined;
   const propertyNode = property.node as t.ObjectMethod | t.ObjectProperty;
   if (propertyNode.computed) return undefined;
-  const name =
-    propertyNode.key.type === 'Identifier'
-      ? propertyNode.key.name
-      : propertyNode.key.type === 'StringLiteral'
-        ? propertyNode.key.value
-        : undefined;
+  const name = keyName(propertyNode.key);
   const declarator = property.parentPath?.parentPath;
   if (name === undefined || !declarator?.isVariableDeclarator() || declarator.node.id.type !== 'Identifier')
     return undefined;
