@@ -16,6 +16,16 @@ export const SHED_REASONS = ['queue', 'timeout'] as const;
 export type ShedReason = (typeof SHED_REASONS)[number];
 
 /**
+ * Why a request was answered 504 (its caller's deadline had passed, so the work would be
+ * read by nobody): `wait`, the deadline passed while it waited for a connection.
+ */
+export const EXPIRE_REASONS = ['wait'] as const;
+export type ExpireReason = (typeof EXPIRE_REASONS)[number];
+
+/** The header that carries the client's deadline: its timeout, ms from when it sent the request. */
+export const DEADLINE_HEADER = 'x-request-timeout-ms';
+
+/**
  * Pool figures integrated exactly over the time a step was current, from the pool's own
  * acquire/release events: mean = ∫ value dt ÷ currentMs.
  */
@@ -85,6 +95,8 @@ export interface StepBucket {
   statuses: Record<string, number>;
   /** Refusals by reason. */
   sheds: Record<ShedReason, number>;
+  /** Requests answered 504 because their deadline had passed, by reason (absent before deadlines existed). */
+  expired?: Record<ExpireReason, number>;
   /** Time spent waiting for a pool connection (around `pool.connect()`). */
   waitMs: LatencySummary;
   /** Time spent in database queries, as the service saw it (includes event-loop delay). */

@@ -26,6 +26,11 @@ export interface ServiceConfig {
   acquireTimeoutMs: number;
   /** Per-step instrumentation and /metrics; off only to measure what they cost. */
   instrument: boolean;
+  /**
+   * Honour the client's deadline (the X-Request-Timeout-Ms header): a request whose deadline
+   * passed while it waited for a connection is answered 504 without running its query.
+   */
+  deadlines: boolean;
 }
 
 /** The defaults, and the single place they are written down. */
@@ -41,6 +46,7 @@ export const SERVICE_DEFAULTS: ServiceConfig = {
   queueMax: 8,
   acquireTimeoutMs: 200,
   instrument: true,
+  deadlines: false,
 };
 
 type IntSetting = { key: keyof ServiceConfig; env: string; min: number; max: number; what: string };
@@ -64,6 +70,7 @@ const BOOL_SETTINGS: { key: keyof ServiceConfig; env: string; what: string }[] =
   { key: 'renderFirst', env: 'RENDER_FIRST', what: 'render before borrowing' },
   { key: 'shed', env: 'SHED', what: 'off: queue without bound' },
   { key: 'instrument', env: 'INSTRUMENT', what: 'off: no /steps, /metrics' },
+  { key: 'deadlines', env: 'DEADLINES', what: 'on: 504 when X-Request-Timeout-Ms passed in the wait' },
 ];
 
 /** One line per setting for `plateau serve --help`: name, default, accepted values, meaning. */

@@ -2,6 +2,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
+import { DEADLINE_HEADER } from '../contract/index.ts';
 import type { ServiceConfig } from './config.ts';
 import { StepInstrumentation, sendJson } from './instrumentation/index.ts';
 import type { RequestTrace } from './instrumentation/request-trace.ts';
@@ -80,7 +81,12 @@ export async function startStatementService(
       queueMax: config.shed ? config.queueMax : null,
       acquireTimeoutMs: config.shed ? config.acquireTimeoutMs : null,
       shed: config.shed,
-      extra: { queryMs: config.queryMs, payloadKb: config.payloadKb, renderFirst: config.renderFirst },
+      extra: {
+        queryMs: config.queryMs,
+        payloadKb: config.payloadKb,
+        renderFirst: config.renderFirst,
+        deadlines: config.deadlines,
+      },
     },
   });
 
@@ -103,8 +109,11 @@ export async function startStatementService(
       return;
     }
     const trace = instrumentation.traceRequest(req, res);
+    // The client's deadline, on this process's monotonic clock (no clock sync needed).
+    const budgetMs = config.deadlines ? deadlineBudgetMs(req.headers[DEADLINE_HEADER]) : undefined;
+    const deadline = budgetMs === undefined ? undefined : performance.now() + budgetMs;
     instrumentation
-      .run(trace, () => serveStatement(url, res, trace, pool, config, instrumentation))
+      .run(trace, () => serveStatement(url, res, trace, pool, config, instrumentation, deadline))
       .catch((error: unknown) => {
         log(`level=error event=handler_error message=${JSON.stringify(String(error))}`);
         if (!res.headersSent)
@@ -151,6 +160,8 @@ async function serveStatement(
   pool: pg.Pool,
   config: ServiceConfig,
   instrumentation: StepInstrumentation,
+  /** When the caller gives up (performance.now() ms), if it said. */
+  deadline: number | undefined,
 ): Promise<void> {
   const account = parseAccount(url.searchParams.get('account'));
   if (account === undefined) {
@@ -175,6 +186,17 @@ async function serveStatement(
       return;
     }
     throw error;
+  }
+  // The caller gave up while this request waited: its answer would be read by nobody, so
+  // the query is not run (504: indeterminate, the caller may have retried; 503 is a refusal).
+  if (deadline !== undefined && performance.now() >= deadline) {
+    client.release();
+    instrumentation.expire(trace, 'wait');
+    sendJson(res, 504, {
+      error: 'deadline_exceeded',
+      message: 'the request waited past its X-Request-Timeout-Ms',
+    });
+    return;
   }
   try {
     const result = await client.query<{ database_ms: number }>(STAND_IN_QUERY, [config.queryMs / 1000]);
@@ -204,6 +226,13 @@ function refuse(
 ) {
   instrumentation.shed(trace, reason);
   sendJson(res, 503, { error: 'overloaded', reason }, { 'retry-after': RETRY_AFTER_SECONDS });
+}
+
+/** The client's deadline budget from the X-Request-Timeout-Ms header, ms; undefined without one. */
+export function deadlineBudgetMs(value: string | string[] | undefined): number | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (text === undefined || !/^\d{1,9}$/.test(text.trim())) return undefined;
+  return Number(text.trim());
 }
 
 function isAcquireTimeout(error: unknown): boolean {

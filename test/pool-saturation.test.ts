@@ -79,6 +79,45 @@ test('SHED=off never refuses: overload becomes waiting', async () => {
   assert.equal(bucket.sheds.queue + bucket.sheds.timeout, 0);
 });
 
+test('DEADLINES=on: a request whose X-Request-Timeout-Ms passed in the wait is answered 504 without its query', async () => {
+  // One connection, 150 ms queries, a 250 ms deadline, five at once: the first two get the
+  // connection in time (at ~0 and ~150 ms); the rest would get it at 300 ms and later.
+  const service = await startService({
+    poolMax: 1,
+    shed: false,
+    queryMs: 150,
+    payloadKb: 1,
+    deadlines: true,
+  });
+  const responses = await Promise.all(
+    Array.from({ length: 5 }, (_, i) =>
+      fetchText(`${service.url}/statement?account=${i}`, {
+        'x-load-step': 'late',
+        'x-request-timeout-ms': '250',
+      }),
+    ),
+  );
+  const statuses = responses.map((r) => r.status).sort();
+  assert.deepEqual(statuses, [200, 200, 504, 504, 504]);
+  const bucket = await stepOf(service.url, 'late');
+  assert.deepEqual(bucket.expired, { wait: 3 });
+  assert.equal(bucket.queryMs.count, 2, 'no query ran for the expired requests');
+  assert.equal(bucket.sheds.queue + bucket.sheds.timeout, 0, 'an expiry is not a refusal');
+  const metrics = (await fetchText(`${service.url}/metrics`)).text;
+  assert.match(metrics, /http_requests_expired_total\{reason="wait"\} 3/);
+  // Without the setting (the default), the header changes nothing.
+  const plain = await startService({ poolMax: 1, shed: false, queryMs: 150, payloadKb: 1 });
+  const all = await Promise.all(
+    Array.from({ length: 3 }, (_, i) =>
+      fetchText(`${plain.url}/statement?account=${i}`, { 'x-request-timeout-ms': '100' }),
+    ),
+  );
+  assert.deepEqual(
+    all.map((r) => r.status),
+    [200, 200, 200],
+  );
+});
+
 test('POOL_MAX requests kept in flight for ~2 s read as ~100% checked out', async () => {
   const poolMax = 4;
   const service = await startService({ poolMax, queryMs: 200, payloadKb: 1 });

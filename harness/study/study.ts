@@ -207,6 +207,7 @@ async function runOnce(
           QUERY_MS: serviceConfig.queryMs,
           PAYLOAD_KB: serviceConfig.payloadKb,
           RENDER_FIRST: serviceConfig.renderFirst,
+          DEADLINES: serviceConfig.deadlines,
           SHED: serviceConfig.shed,
           QUEUE_MAX: serviceConfig.queueMax,
           ACQUIRE_TIMEOUT_MS: serviceConfig.acquireTimeoutMs,

@@ -11,6 +11,8 @@ export interface RequestShape {
   headers: Record<string, string>;
   body: string | ArrayBuffer | null;
   timeout: string;
+  /** The client's deadline, ms: sent as X-Request-Timeout-Ms so a service can drop dead work. */
+  timeoutMs: string;
   responseCallback: ReturnType<typeof http.expectedStatuses> | undefined;
 }
 
@@ -25,17 +27,18 @@ export function requestShape(settings: TargetSettings, body: string | ArrayBuffe
     headers: settings.headers,
     body,
     timeout: formatDuration(settings.timeoutSeconds),
+    timeoutMs: String(Math.round(settings.timeoutSeconds * 1000)),
     responseCallback: settings.expectStatus ? http.expectedStatuses(...settings.expectStatus) : undefined,
   };
 }
 
 /**
  * Sends the request to `url` without blocking: the step goes into the k6 tag `step` and the
- * header `X-Load-Step`.
+ * header `X-Load-Step`, the client's deadline into `X-Request-Timeout-Ms`.
  */
 export function sendTagged(url: string, step: string, shape: RequestShape): Promise<RefinedResponse<'none'>> {
   return http.asyncRequest(shape.method, url, shape.body, {
-    headers: { ...shape.headers, 'X-Load-Step': step },
+    headers: { ...shape.headers, 'X-Load-Step': step, 'X-Request-Timeout-Ms': shape.timeoutMs },
     tags: { step, name: shape.name },
     timeout: shape.timeout,
     responseType: 'none',

@@ -1,13 +1,14 @@
 // Prometheus series for the pool and the HTTP layer (prom-client).
 import type pg from 'pg';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { ShedReason } from '../../contract/index.ts';
+import type { ExpireReason, ShedReason } from '../../contract/index.ts';
 
 /** The Prometheus registry and series one instrumented service exposes at `/metrics`. */
 export class ServiceMetrics {
   readonly registry = new Registry();
   readonly saturated: Counter;
   readonly shed: Counter<'reason'>;
+  readonly expired: Counter<'reason'>;
   readonly requestDuration: Histogram<'status'>;
 
   /** `checkedOut` reads the instrumentation's exact count of connections in use. */
@@ -57,6 +58,13 @@ export class ServiceMetrics {
       registers,
     });
     for (const reason of ['queue', 'timeout'] satisfies ShedReason[]) this.shed.inc({ reason }, 0);
+    this.expired = new Counter({
+      name: 'http_requests_expired_total',
+      help: "Requests answered 504 because their caller's deadline had passed, by reason (wait: while waiting for a connection).",
+      labelNames: ['reason'],
+      registers,
+    });
+    for (const reason of ['wait'] satisfies ExpireReason[]) this.expired.inc({ reason }, 0);
     this.requestDuration = new Histogram({
       name: 'http_request_duration_seconds',
       help: 'Time from request arrival to the last byte of the response.',

@@ -1,5 +1,5 @@
 // One request's passage through the service, recorded into its step bucket.
-import type { ShedReason } from '../../contract/index.ts';
+import type { ExpireReason, ShedReason } from '../../contract/index.ts';
 
 /** What a trace reports to; implemented by the StepRecorder. */
 export interface TraceSink {
@@ -7,6 +7,7 @@ export interface TraceSink {
   recordQuery(trace: RequestTrace, durationMs: number): void;
   recordDatabase(trace: RequestTrace, durationMs: number): void;
   recordShed(trace: RequestTrace, reason: ShedReason): void;
+  recordExpire(trace: RequestTrace, reason: ExpireReason): void;
   recordFinish(trace: RequestTrace, status: number, handlerMs: number): void;
   now(): number;
 }
@@ -24,6 +25,7 @@ export class RequestTrace {
   readonly #sink: TraceSink;
   #finished = false;
   #shedReason: ShedReason | undefined;
+  #expired = false;
 
   constructor(sink: TraceSink, step: string, bucketRef: unknown, arrivedMs: number) {
     this.#sink = sink;
@@ -56,6 +58,13 @@ export class RequestTrace {
     if (this.#finished || this.#shedReason) return;
     this.#shedReason = reason;
     this.#sink.recordShed(this, reason);
+  }
+
+  /** Marks the request as expired (its caller's deadline passed); call before answering 504. At most once. */
+  expire(reason: ExpireReason): void {
+    if (this.#finished || this.#shedReason || this.#expired) return;
+    this.#expired = true;
+    this.#sink.recordExpire(this, reason);
   }
 
   get shedReason(): ShedReason | undefined {

@@ -1,7 +1,7 @@
 // One object that instruments a Node HTTP service with a pg pool the way plateau measures.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type pg from 'pg';
-import type { ServiceSettings, ShedReason } from '../../contract/index.ts';
+import type { ExpireReason, ServiceSettings, ShedReason } from '../../contract/index.ts';
 import { ServiceMetrics } from './metrics.ts';
 import { instrumentPool, type PoolProbe } from './pool-instrumentation.ts';
 import { type Clock, type ProcessProbe, systemLoopDelayMonitor } from './process-probe.ts';
@@ -35,6 +35,7 @@ const NOOP_SINK: TraceSink = {
   recordQuery() {},
   recordDatabase() {},
   recordShed() {},
+  recordExpire() {},
   recordFinish() {},
   now: () => 0,
 };
@@ -150,6 +151,13 @@ export class StepInstrumentation {
   /** Runs `fn` so that pool waits and queries it causes are recorded on `trace`. */
   run<T>(trace: RequestTrace, fn: () => T): T {
     return this.enabled ? runWithTrace(trace, fn) : fn();
+  }
+
+  /** Records an expiry: the caller's deadline passed, the work is not done (before answering 504). */
+  expire(trace: RequestTrace, reason: ExpireReason): void {
+    if (!this.enabled) return;
+    trace.expire(reason);
+    this.metrics!.expired.inc({ reason });
   }
 
   /** Records a refusal (before answering 503 + Retry-After). */

@@ -1,5 +1,6 @@
 // Per-step buckets of everything the service saw, keyed by the X-Load-Step header.
 import type {
+  ExpireReason,
   ServerLiveReport,
   ServerStepReport,
   ServiceSettings,
@@ -41,6 +42,7 @@ export interface StepRecorderOptions {
 class Bucket {
   readonly requestsByStatus = new Map<number, number>();
   readonly sheds: Record<ShedReason, number> = { queue: 0, timeout: 0 };
+  readonly expired: Record<ExpireReason, number> = { wait: 0 };
   readonly wait = new LatencyHistogram();
   readonly query = new LatencyHistogram();
   readonly handler = new LatencyHistogram();
@@ -160,6 +162,10 @@ export class StepRecorder implements TraceSink {
     (trace.bucketRef as Bucket).database.record(durationMs);
   }
 
+  recordExpire(trace: RequestTrace, reason: ExpireReason): void {
+    (trace.bucketRef as Bucket).expired[reason]++;
+  }
+
   recordShed(trace: RequestTrace, reason: ShedReason): void {
     (trace.bucketRef as Bucket).sheds[reason]++;
     const now = this.#clock.now();
@@ -209,6 +215,7 @@ export class StepRecorder implements TraceSink {
         servedPerSec: windowMs >= 1000 ? Math.round((b.served / (windowMs / 1000)) * 100) / 100 : null,
         statuses,
         sheds: { ...b.sheds },
+        expired: { ...b.expired },
         waitMs: b.wait.summary(),
         queryMs: b.query.summary(),
         databaseMs: b.database.count > 0 ? b.database.summary() : null,
