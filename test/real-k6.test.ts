@@ -324,8 +324,19 @@ export default async function () { await http.asyncRequest('GET', '${server.url}
   );
   const runDir = await mkdtemp(join(dir, 'interrupt-'));
   for (const engine of ['embedded', 'k6'] as const) {
+    // SIGINT once 25 requests arrived (start-up time varies with load), at most after 20 s.
+    const before = server.requests.length;
     const o = await runEngine(engine, k6!, script, [], runDir, {
-      onStart: (child) => setTimeout(() => child.kill('SIGINT'), 3000).unref(),
+      onStart: (child) => {
+        const started = Date.now();
+        const poll = setInterval(() => {
+          if (server.requests.length - before >= 25 || Date.now() - started > 20_000) {
+            clearInterval(poll);
+            child.kill('SIGINT');
+          }
+        }, 20);
+        poll.unref();
+      },
     });
     assert.equal(o.code, 105, failure(o));
     const reqs = o.rows.filter((r) => r.metric_name === 'http_reqs').length;
