@@ -11,15 +11,20 @@ export interface LatencySummary {
   max: number;
 }
 
-/** Why a request was refused with 503 + Retry-After. */
-export const SHED_REASONS = ['queue', 'timeout'] as const;
+/**
+ * Why a request was refused with 503 + Retry-After: `queue`, the wait queue was full;
+ * `timeout`, it waited longer than the acquire timeout; `admission`, the admission gate was
+ * busy (the event loop was late) and refused it at the door, before any work.
+ */
+export const SHED_REASONS = ['queue', 'timeout', 'admission'] as const;
 export type ShedReason = (typeof SHED_REASONS)[number];
 
 /**
- * Why a request was answered 504 (its caller's deadline had passed, so the work would be
- * read by nobody): `wait`, the deadline passed while it waited for a connection.
+ * Why a request was answered 504 (its caller's deadline had passed, or would before the
+ * answer, so the work would be read by nobody): `wait`, the deadline passed while it waited
+ * for a connection; `budget`, what was left of it was shorter than the work still to do.
  */
-export const EXPIRE_REASONS = ['wait'] as const;
+export const EXPIRE_REASONS = ['wait', 'budget'] as const;
 export type ExpireReason = (typeof EXPIRE_REASONS)[number];
 
 /** The header that carries the client's deadline: its timeout, ms from when it sent the request. */
@@ -96,7 +101,12 @@ export interface StepBucket {
   /** Refusals by reason. */
   sheds: Record<ShedReason, number>;
   /** Requests answered 504 because their deadline had passed, by reason (absent before deadlines existed). */
-  expired?: Record<ExpireReason, number>;
+  expired?: Partial<Record<ExpireReason, number>>;
+  /**
+   * Requests that found every limit full: the pool at its max and its wait queue at its cap
+   * (absent before it was reported; always 0 with an unbounded queue, which is never full).
+   */
+  saturated?: number;
   /** Time spent waiting for a pool connection (around `pool.connect()`). */
   waitMs: LatencySummary;
   /** Time spent in database queries, as the service saw it (includes event-loop delay). */
@@ -125,6 +135,10 @@ export interface TimelinePoint {
   shed: number;
   /** Responses of any status completed in this second (absent before schema 2). */
   answered?: number;
+  /** 504s for callers whose deadline had passed, answered in this second (absent before deadlines). */
+  expired?: number;
+  /** Whether the admission gate was busy at the end of this second (absent without a gate). */
+  admissionBusy?: boolean;
   checkedOutMean: number;
   waitingMean: number;
   waitingMax: number;
@@ -180,4 +194,8 @@ export interface ServerLiveReport {
   waiting: number;
   /** The newest closed second of the timeline, or `null` before the first closes. */
   last: TimelinePoint | null;
+  /** Requests that found every limit full since the last reset (absent in older services). */
+  saturated?: number;
+  /** The admission gate's state now; absent when the service has no gate. */
+  admission?: 'normal' | 'busy';
 }

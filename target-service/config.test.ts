@@ -80,3 +80,27 @@ test('the help lists every setting the service reads, with its default and what 
   assert.deepEqual(parseServiceConfig({ POOL_MAX: '1000' }).problems, []);
   assert.equal(parseServiceConfig({ POOL_MAX: '1001' }).problems.length, 1);
 });
+
+test('the admission gate and the second limit are off by default and read from the environment', () => {
+  assert.equal(SERVICE_DEFAULTS.admission, false);
+  assert.equal(SERVICE_DEFAULTS.cpuMs, 0);
+  const { config, problems } = parseServiceConfig({
+    ADMISSION: 'on',
+    ADMISSION_HIGH_MS: '60',
+    ADMISSION_LOW_MS: '15',
+    ADMISSION_SAMPLE_MS: '100',
+    CPU_MS: '12',
+  });
+  assert.deepEqual(problems, []);
+  assert.deepEqual(
+    [config.admission, config.admissionHighMs, config.admissionLowMs, config.admissionSampleMs, config.cpuMs],
+    [true, 60, 15, 100, 12],
+  );
+});
+
+test('watermarks without hysteresis are refused with the way out', () => {
+  const { problems } = parseServiceConfig({ ADMISSION_HIGH_MS: '20', ADMISSION_LOW_MS: '20' });
+  assert.equal(problems.length, 1);
+  assert.equal(problems[0]!.setting, 'ADMISSION_LOW_MS');
+  assert.match(problems[0]!.hint, /under the high one/);
+});

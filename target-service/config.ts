@@ -31,6 +31,22 @@ export interface ServiceConfig {
    * passed while it waited for a connection is answered 504 without running its query.
    */
   deadlines: boolean;
+  /**
+   * CPU each request spends on the event loop after its query, ms, besides rendering and
+   * gzipping the statement: a second limit in series behind the pool (one core's worth).
+   */
+  cpuMs: number;
+  /**
+   * An admission gate on event-loop delay: while the loop is late, new requests are refused
+   * at the door with 503 + Retry-After (reason `admission`), before any work is done.
+   */
+  admission: boolean;
+  /** The gate enters busy when the event-loop delay reaches this, ms. */
+  admissionHighMs: number;
+  /** The gate admits again only once the delay falls to this, ms (below the high mark). */
+  admissionLowMs: number;
+  /** How often the gate reads the event-loop delay, ms. */
+  admissionSampleMs: number;
 }
 
 /** The defaults, and the single place they are written down. */
@@ -47,6 +63,11 @@ export const SERVICE_DEFAULTS: ServiceConfig = {
   acquireTimeoutMs: 200,
   instrument: true,
   deadlines: false,
+  cpuMs: 0,
+  admission: false,
+  admissionHighMs: 40,
+  admissionLowMs: 10,
+  admissionSampleMs: 250,
 };
 
 type IntSetting = { key: keyof ServiceConfig; env: string; min: number; max: number; what: string };
@@ -64,6 +85,34 @@ const INT_SETTINGS: IntSetting[] = [
     max: 600_000,
     what: 'longest wait for one, ms',
   },
+  {
+    key: 'cpuMs',
+    env: 'CPU_MS',
+    min: 0,
+    max: 10_000,
+    what: 'event-loop CPU per request after its query, ms',
+  },
+  {
+    key: 'admissionHighMs',
+    env: 'ADMISSION_HIGH_MS',
+    min: 1,
+    max: 60_000,
+    what: 'with ADMISSION=on: busy from this event-loop delay, ms',
+  },
+  {
+    key: 'admissionLowMs',
+    env: 'ADMISSION_LOW_MS',
+    min: 0,
+    max: 60_000,
+    what: 'with ADMISSION=on: normal again at this delay, ms',
+  },
+  {
+    key: 'admissionSampleMs',
+    env: 'ADMISSION_SAMPLE_MS',
+    min: 10,
+    max: 60_000,
+    what: 'with ADMISSION=on: how often the delay is read, ms',
+  },
 ];
 
 const BOOL_SETTINGS: { key: keyof ServiceConfig; env: string; what: string }[] = [
@@ -71,6 +120,7 @@ const BOOL_SETTINGS: { key: keyof ServiceConfig; env: string; what: string }[] =
   { key: 'shed', env: 'SHED', what: 'off: queue without bound' },
   { key: 'instrument', env: 'INSTRUMENT', what: 'off: no /steps, /metrics' },
   { key: 'deadlines', env: 'DEADLINES', what: 'on: 504 when X-Request-Timeout-Ms passed in the wait' },
+  { key: 'admission', env: 'ADMISSION', what: 'on: 503 at the door while the event loop is late' },
 ];
 
 /** One line per setting for `plateau serve --help`: name, default, accepted values, meaning. */
@@ -159,6 +209,13 @@ export function parseServiceConfig(
     }
   }
   Object.assign(config, stripUndefined(overrides));
+  if (config.admissionLowMs >= config.admissionHighMs) {
+    problems.push({
+      setting: 'ADMISSION_LOW_MS',
+      message: `${config.admissionLowMs} is not below ADMISSION_HIGH_MS ${config.admissionHighMs}`,
+      hint: 'the gate needs a low watermark under the high one (hysteresis), e.g. ADMISSION_HIGH_MS=40 ADMISSION_LOW_MS=10',
+    });
+  }
   return { config, problems };
 }
 

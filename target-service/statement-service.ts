@@ -86,8 +86,22 @@ export async function startStatementService(
         payloadKb: config.payloadKb,
         renderFirst: config.renderFirst,
         deadlines: config.deadlines,
+        cpuMs: config.cpuMs,
+        admission: config.admission,
+        ...(config.admission
+          ? { admissionHighMs: config.admissionHighMs, admissionLowMs: config.admissionLowMs }
+          : {}),
       },
     },
+    ...(config.admission
+      ? {
+          admission: {
+            highMs: config.admissionHighMs,
+            lowMs: config.admissionLowMs,
+            sampleMs: config.admissionSampleMs,
+          },
+        }
+      : {}),
   });
 
   const handle = (req: IncomingMessage, res: ServerResponse) => {
@@ -109,6 +123,16 @@ export async function startStatementService(
       return;
     }
     const trace = instrumentation.traceRequest(req, res);
+    // At the door, before any work: a busy gate refuses (the event loop is late already).
+    if (!instrumentation.admit(trace)) {
+      sendJson(
+        res,
+        503,
+        { error: 'overloaded', reason: 'admission' },
+        { 'retry-after': RETRY_AFTER_SECONDS },
+      );
+      return;
+    }
     // The client's deadline, on this process's monotonic clock (no clock sync needed).
     const budgetMs = config.deadlines ? deadlineBudgetMs(req.headers[DEADLINE_HEADER]) : undefined;
     const deadline = budgetMs === undefined ? undefined : performance.now() + budgetMs;
@@ -187,14 +211,20 @@ async function serveStatement(
     }
     throw error;
   }
-  // The caller gave up while this request waited: its answer would be read by nobody, so
-  // the query is not run (504: indeterminate, the caller may have retried; 503 is a refusal).
-  if (deadline !== undefined && performance.now() >= deadline) {
+  // The caller gave up while this request waited, or will before the work still to do is
+  // done: its answer would be read by nobody, so the query is not run (504: indeterminate,
+  // the caller may have retried; 503 is a refusal).
+  const expiry = deadline === undefined ? undefined : expiryReason(deadline, config);
+  if (expiry) {
     client.release();
-    instrumentation.expire(trace, 'wait');
+    instrumentation.expire(trace, expiry);
     sendJson(res, 504, {
       error: 'deadline_exceeded',
-      message: 'the request waited past its X-Request-Timeout-Ms',
+      reason: expiry,
+      message:
+        expiry === 'wait'
+          ? 'the request waited past its X-Request-Timeout-Ms'
+          : 'what was left of its X-Request-Timeout-Ms was shorter than the query takes',
     });
     return;
   }
@@ -208,6 +238,7 @@ async function serveStatement(
     client.release(error instanceof Error ? error : new Error(String(error)));
     throw error;
   }
+  if (config.cpuMs > 0) spendCpu(config.cpuMs);
   body ??= renderStatementGzip(account, config.payloadKb);
   res.writeHead(200, {
     'content-type': 'application/json; charset=utf-8',
@@ -226,6 +257,29 @@ function refuse(
 ) {
   instrumentation.shed(trace, reason);
   sendJson(res, 503, { error: 'overloaded', reason }, { 'retry-after': RETRY_AFTER_SECONDS });
+}
+
+/**
+ * Why a request that got its connection at this moment is not worth serving, if it is
+ * not: its deadline passed (`wait`), or less of it is left than the query and the CPU
+ * after it take (`budget`).
+ */
+function expiryReason(deadline: number, config: ServiceConfig): 'wait' | 'budget' | undefined {
+  const now = performance.now();
+  if (now >= deadline) return 'wait';
+  if (now + config.queryMs + config.cpuMs > deadline) return 'budget';
+  return undefined;
+}
+
+/**
+ * Keeps the event loop busy for `ms` of wall time: a stand-in for per-request CPU work
+ * (templating, serialisation), so that the process's one core becomes a limit of its own.
+ */
+function spendCpu(ms: number): void {
+  const end = performance.now() + ms;
+  let x = 0;
+  while (performance.now() < end) x = (x * 31 + 7) % 1_000_003;
+  if (x < 0) throw new Error('unreachable');
 }
 
 /** The client's deadline budget from the X-Request-Timeout-Ms header, ms; undefined without one. */

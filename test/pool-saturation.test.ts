@@ -38,6 +38,19 @@ test('POOL_MAX=2, QUEUE_MAX=2, 10 at once: the overflow is shed with 503 queue +
   }
   const bucket = await stepOf(service.url, 'burst');
   assert.equal(bucket.sheds.queue, shed.length);
+  // Each queue refusal found everything full: the pool at its max and the queue at its cap.
+  assert.equal(bucket.saturated, shed.length);
+  const live = JSON.parse((await fetchText(`${service.url}/steps/live`)).text);
+  assert.equal(live.saturated, shed.length);
+  const metrics = (await fetchText(`${service.url}/metrics`)).text;
+  assert.match(metrics, new RegExp(`db_pool_saturated_total ${shed.length}\\b`));
+  assert.match(metrics, /db_pool_connections_max 2\b/);
+  assert.match(metrics, /db_pool_waiting_max 2\b/);
+  assert.ok(
+    service.logs.some((l) => /event=pool_saturated .*inUse=2 max=2 waiting=2/.test(l)),
+    'one rate-limited saturation log line',
+  );
+  assert.equal(service.logs.filter((l) => l.includes('event=pool_saturated')).length, 1);
   assert.equal(bucket.statuses['503'], shed.length);
   assert.ok(bucket.pool.waitingMax <= 2, 'the queue never grew past QUEUE_MAX');
   assert.ok(
@@ -79,9 +92,10 @@ test('SHED=off never refuses: overload becomes waiting', async () => {
   assert.equal(bucket.sheds.queue + bucket.sheds.timeout, 0);
 });
 
-test('DEADLINES=on: a request whose X-Request-Timeout-Ms passed in the wait is answered 504 without its query', async () => {
-  // One connection, 150 ms queries, a 250 ms deadline, five at once: the first two get the
-  // connection in time (at ~0 and ~150 ms); the rest would get it at 300 ms and later.
+test('DEADLINES=on: a request whose deadline passed in the wait, or will before its query ends, is answered 504 without its query', async () => {
+  // One connection and 150 ms queries. A (deadline 5 s) takes the connection at ~0 ms;
+  // B (100 ms) and C (250 ms) wait for it until ~150 ms: B's deadline has passed by then
+  // (wait), and C's 100 ms left are shorter than the 150 ms query (budget).
   const service = await startService({
     poolMax: 1,
     shed: false,
@@ -89,22 +103,27 @@ test('DEADLINES=on: a request whose X-Request-Timeout-Ms passed in the wait is a
     payloadKb: 1,
     deadlines: true,
   });
-  const responses = await Promise.all(
-    Array.from({ length: 5 }, (_, i) =>
-      fetchText(`${service.url}/statement?account=${i}`, {
-        'x-load-step': 'late',
-        'x-request-timeout-ms': '250',
-      }),
-    ),
-  );
-  const statuses = responses.map((r) => r.status).sort();
-  assert.deepEqual(statuses, [200, 200, 504, 504, 504]);
+  const send = (account: number, deadlineMs: number) =>
+    fetchText(`${service.url}/statement?account=${account}`, {
+      'x-load-step': 'late',
+      'x-request-timeout-ms': String(deadlineMs),
+    });
+  const a = send(1, 5000);
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  const [b, c] = await Promise.all([send(2, 100), send(3, 250)]);
+  assert.equal((await a).status, 200);
+  assert.deepEqual([b.status, c.status], [504, 504]);
+  assert.equal(JSON.parse(b.text).reason, 'wait');
+  assert.equal(JSON.parse(c.text).reason, 'budget');
+  assert.equal(b.headers['retry-after'], undefined, 'a 504 is not a refusal: no Retry-After');
   const bucket = await stepOf(service.url, 'late');
-  assert.deepEqual(bucket.expired, { wait: 3 });
-  assert.equal(bucket.queryMs.count, 2, 'no query ran for the expired requests');
+  assert.deepEqual(bucket.expired, { wait: 1, budget: 1 });
+  assert.equal(bucket.queryMs.count, 1, 'no query ran for the expired requests');
+  assert.equal(bucket.databaseMs?.count, 1, 'the database ran one query');
   assert.equal(bucket.sheds.queue + bucket.sheds.timeout, 0, 'an expiry is not a refusal');
   const metrics = (await fetchText(`${service.url}/metrics`)).text;
-  assert.match(metrics, /http_requests_expired_total\{reason="wait"\} 3/);
+  assert.match(metrics, /http_requests_expired_total\{reason="wait"\} 1/);
+  assert.match(metrics, /http_requests_expired_total\{reason="budget"\} 1/);
   // Without the setting (the default), the header changes nothing.
   const plain = await startService({ poolMax: 1, shed: false, queryMs: 150, payloadKb: 1 });
   const all = await Promise.all(
@@ -116,6 +135,60 @@ test('DEADLINES=on: a request whose X-Request-Timeout-Ms passed in the wait is a
     all.map((r) => r.status),
     [200, 200, 200],
   );
+});
+
+test('ADMISSION=on: while the event loop is late, new requests are refused at the door; admitted ones finish', async () => {
+  // 80 ms of event-loop CPU per request: eight admitted at once keep the loop busy for
+  // ~640 ms, so the gate (read every 50 ms) sees a delay far above its 30 ms high mark.
+  const service = await startService({
+    poolMax: 4,
+    queryMs: 5,
+    payloadKb: 1,
+    shed: false,
+    cpuMs: 80,
+    admission: true,
+    admissionHighMs: 30,
+    admissionLowMs: 5,
+    admissionSampleMs: 50,
+  });
+  const first = concurrent(service.url, 8, 'gate');
+  await new Promise((resolve) => setTimeout(resolve, 250));
+  const refused = await concurrent(service.url, 4, 'gate');
+  const admitted = await first;
+  assert.deepEqual(
+    admitted.map((r) => r.status),
+    Array(8).fill(200),
+    'admitted work is not shed',
+  );
+  assert.deepEqual(
+    refused.map((r) => r.status),
+    [503, 503, 503, 503],
+  );
+  for (const r of refused) {
+    assert.deepEqual(JSON.parse(r.text), { error: 'overloaded', reason: 'admission' });
+    assert.equal(r.headers['retry-after'], '1');
+  }
+  // Once the loop is idle again the gate goes back to normal and admits.
+  await new Promise((resolve) => setTimeout(resolve, 400));
+  const after = await fetchText(`${service.url}/statement?account=1`, { 'x-load-step': 'gate' });
+  assert.equal(after.status, 200);
+  const bucket = await stepOf(service.url, 'gate');
+  assert.equal(bucket.sheds.admission, 4);
+  assert.equal(bucket.queryMs.count, 9, 'no query ran for a refused request');
+  const metrics = (await fetchText(`${service.url}/metrics`)).text;
+  assert.match(metrics, /admission_transitions_total\{to="busy"\} [1-9]/);
+  assert.match(metrics, /admission_transitions_total\{to="normal"\} [1-9]/);
+  assert.match(metrics, /http_requests_shed_total\{reason="admission"\} 4/);
+  assert.ok(service.logs.some((l) => /event=admission_busy loopDelayMs=\S+ highMs=30/.test(l)));
+  assert.ok(service.logs.some((l) => /event=admission_normal loopDelayMs=\S+ lowMs=5/.test(l)));
+  // The last request's own 80 ms may have closed the door again; once idle it reopens.
+  let state = '';
+  for (let i = 0; i < 40 && state !== 'normal'; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    state = JSON.parse((await fetchText(`${service.url}/steps/live`)).text).admission;
+  }
+  assert.equal(state, 'normal');
+  assert.match((await fetchText(`${service.url}/metrics`)).text, /admission_busy 0/);
 });
 
 test('POOL_MAX requests kept in flight for ~2 s read as ~100% checked out', async () => {

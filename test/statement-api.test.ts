@@ -79,7 +79,7 @@ test('requests tagged r020 and r040 land in separate buckets; hostile tags are b
     queueMax: 8,
     acquireTimeoutMs: 200,
     shed: true,
-    extra: { queryMs: 1, payloadKb: 1, renderFirst: false, deadlines: false },
+    extra: { queryMs: 1, payloadKb: 1, renderFirst: false, deadlines: false, cpuMs: 0, admission: false },
   });
 });
 

@@ -211,6 +211,15 @@ async function runOnce(
           SHED: serviceConfig.shed,
           QUEUE_MAX: serviceConfig.queueMax,
           ACQUIRE_TIMEOUT_MS: serviceConfig.acquireTimeoutMs,
+          CPU_MS: serviceConfig.cpuMs,
+          ADMISSION: serviceConfig.admission,
+          ...(serviceConfig.admission
+            ? {
+                ADMISSION_HIGH_MS: serviceConfig.admissionHighMs,
+                ADMISSION_LOW_MS: serviceConfig.admissionLowMs,
+                ADMISSION_SAMPLE_MS: serviceConfig.admissionSampleMs,
+              }
+            : {}),
         },
     target: plan.target ?? 'reference statement service',
     engine: {

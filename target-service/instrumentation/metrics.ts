@@ -1,7 +1,16 @@
 // Prometheus series for the pool and the HTTP layer (prom-client).
 import type pg from 'pg';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { ExpireReason, ShedReason } from '../../contract/index.ts';
+import { EXPIRE_REASONS, SHED_REASONS } from '../../contract/index.ts';
+import type { AdmissionGate } from './admission-gate.ts';
+
+/** The limits the service was configured with, exported beside the figures they bound. */
+export interface MetricLimits {
+  poolMax: number | null;
+  /** null: the wait queue is unbounded. */
+  queueMax: number | null;
+  gate?: AdmissionGate | undefined;
+}
 
 /** The Prometheus registry and series one instrumented service exposes at `/metrics`. */
 export class ServiceMetrics {
@@ -10,10 +19,73 @@ export class ServiceMetrics {
   readonly shed: Counter<'reason'>;
   readonly expired: Counter<'reason'>;
   readonly requestDuration: Histogram<'status'>;
+  readonly admissionTransitions: Counter<'to'>;
 
   /** `checkedOut` reads the instrumentation's exact count of connections in use. */
-  constructor(pool: pg.Pool, checkedOut: () => number) {
+  constructor(pool: pg.Pool, checkedOut: () => number, limits: MetricLimits) {
     const registers = [this.registry];
+    // In use vs max and waiting vs cap: the pairs a saturation alert compares.
+    if (limits.poolMax !== null) {
+      const poolMax = limits.poolMax;
+      new Gauge({
+        name: 'db_pool_connections_max',
+        help: 'Connections the pool may hold (its configured max).',
+        registers,
+        collect() {
+          this.set(poolMax);
+        },
+      });
+    }
+    if (limits.queueMax !== null) {
+      const queueMax = limits.queueMax;
+      new Gauge({
+        name: 'db_pool_waiting_max',
+        help: 'Requests allowed to wait for a connection before new ones are refused (the queue cap).',
+        registers,
+        collect() {
+          this.set(queueMax);
+        },
+      });
+    }
+    const gate = limits.gate;
+    this.admissionTransitions = new Counter({
+      name: 'admission_transitions_total',
+      help: 'Admission gate state changes, by the state entered (busy: refusing new requests; normal: admitting).',
+      labelNames: ['to'],
+      registers,
+    });
+    if (gate) {
+      for (const to of ['busy', 'normal']) this.admissionTransitions.inc({ to }, 0);
+      new Gauge({
+        name: 'admission_busy',
+        help: 'Whether the admission gate is refusing new requests (1) or admitting them (0).',
+        registers,
+        collect() {
+          this.set(gate.state === 'busy' ? 1 : 0);
+        },
+      });
+      new Gauge({
+        name: 'admission_signal_ms',
+        help: 'The event-loop delay the admission gate last read, ms (its watermarks: admission_high_ms, admission_low_ms).',
+        registers,
+        collect() {
+          this.set(gate.lastSignalMs);
+        },
+      });
+      for (const [name, value] of [
+        ['admission_high_ms', gate.settings.highMs],
+        ['admission_low_ms', gate.settings.lowMs],
+      ] as const) {
+        new Gauge({
+          name,
+          help: `The admission gate's ${name === 'admission_high_ms' ? 'high (enter busy)' : 'low (back to normal)'} watermark, ms.`,
+          registers,
+          collect() {
+            this.set(value);
+          },
+        });
+      }
+    }
     new Gauge({
       name: 'db_pool_connections_total',
       help: 'Connections the pool holds (idle and in use).',
@@ -53,18 +125,18 @@ export class ServiceMetrics {
     });
     this.shed = new Counter({
       name: 'http_requests_shed_total',
-      help: 'Requests refused with 503 + Retry-After, by reason (queue full, acquire timeout).',
+      help: 'Requests refused with 503 + Retry-After, by reason (queue full, acquire timeout, admission gate busy).',
       labelNames: ['reason'],
       registers,
     });
-    for (const reason of ['queue', 'timeout'] satisfies ShedReason[]) this.shed.inc({ reason }, 0);
+    for (const reason of SHED_REASONS) this.shed.inc({ reason }, 0);
     this.expired = new Counter({
       name: 'http_requests_expired_total',
-      help: "Requests answered 504 because their caller's deadline had passed, by reason (wait: while waiting for a connection).",
+      help: "Requests answered 504 because their caller's deadline had passed, by reason (wait: while waiting for a connection; budget: too little of it left for the query).",
       labelNames: ['reason'],
       registers,
     });
-    for (const reason of ['wait'] satisfies ExpireReason[]) this.expired.inc({ reason }, 0);
+    for (const reason of EXPIRE_REASONS) this.expired.inc({ reason }, 0);
     this.requestDuration = new Histogram({
       name: 'http_request_duration_seconds',
       help: 'Time from request arrival to the last byte of the response.',

@@ -8,6 +8,7 @@ export interface TraceSink {
   recordDatabase(trace: RequestTrace, durationMs: number): void;
   recordShed(trace: RequestTrace, reason: ShedReason): void;
   recordExpire(trace: RequestTrace, reason: ExpireReason): void;
+  recordSaturated(trace: RequestTrace): void;
   recordFinish(trace: RequestTrace, status: number, handlerMs: number): void;
   now(): number;
 }
@@ -65,6 +66,11 @@ export class RequestTrace {
     if (this.#finished || this.#shedReason || this.#expired) return;
     this.#expired = true;
     this.#sink.recordExpire(this, reason);
+  }
+
+  /** The request found every limit full (the pool at its max, its queue at its cap). */
+  saturated(): void {
+    if (!this.#finished) this.#sink.recordSaturated(this);
   }
 
   get shedReason(): ShedReason | undefined {

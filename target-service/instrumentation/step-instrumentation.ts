@@ -2,12 +2,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type pg from 'pg';
 import type { ExpireReason, ServiceSettings, ShedReason } from '../../contract/index.ts';
+import { AdmissionGate, type AdmissionGateSettings, eventLoopDelaySignal } from './admission-gate.ts';
 import { ServiceMetrics } from './metrics.ts';
 import { instrumentPool, type PoolProbe } from './pool-instrumentation.ts';
 import { type Clock, type ProcessProbe, systemLoopDelayMonitor } from './process-probe.ts';
 import { RequestTrace, type TraceSink } from './request-trace.ts';
 import { StepRecorder } from './step-recorder.ts';
-import { runWithTrace } from './trace-context.ts';
+import { currentTrace, runWithTrace } from './trace-context.ts';
 
 /** Options for {@link StepInstrumentation}. */
 export interface StepInstrumentationOptions {
@@ -25,6 +26,11 @@ export interface StepInstrumentationOptions {
   probe?: ProcessProbe;
   /** Least time between two `pool_saturated` log lines, ms; default 5000. */
   saturationLogIntervalMs?: number;
+  /**
+   * An admission gate on event-loop delay (see {@link AdmissionGate}); none by default. While
+   * it is busy, {@link StepInstrumentation.admit} refuses new requests.
+   */
+  admission?: AdmissionGateSettings;
 }
 
 /** HTTP status recorded when the client went away before the response was complete. */
@@ -36,6 +42,7 @@ const NOOP_SINK: TraceSink = {
   recordDatabase() {},
   recordShed() {},
   recordExpire() {},
+  recordSaturated() {},
   recordFinish() {},
   now: () => 0,
 };
@@ -58,33 +65,67 @@ export class StepInstrumentation {
   readonly recorder: StepRecorder;
   readonly metrics: ServiceMetrics | undefined;
   readonly enabled: boolean;
+  /** The admission gate, when the service has one. */
+  readonly gate: AdmissionGate | undefined;
   readonly #pool: pg.Pool;
   readonly #probe: PoolProbe | undefined;
   readonly #log: (line: string) => void;
   readonly #logIntervalMs: number;
   #saturatedTotal = 0;
   #lastSaturationLogMs = Number.NEGATIVE_INFINITY;
+  #gateSignal: { close(): void } | undefined;
 
   constructor(options: StepInstrumentationOptions) {
     this.enabled = options.enabled ?? true;
     this.#pool = options.pool;
     this.#log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
     this.#logIntervalMs = options.saturationLogIntervalMs ?? 5000;
+    // The gate protects the service whether or not it is measured (INSTRUMENT=off keeps it).
+    const gate = options.admission
+      ? new AdmissionGate(options.admission, (t) => {
+          this.#log(
+            `ts=${new Date(this.recorder.now()).toISOString()} level=${t.to === 'busy' ? 'warn' : 'info'} event=admission_${t.to} loopDelayMs=${t.signalMs.toFixed(1)} ${t.to === 'busy' ? 'high' : 'low'}Ms=${t.thresholdMs}`,
+          );
+          this.metrics?.admissionTransitions.inc({ to: t.to });
+        })
+      : undefined;
+    this.gate = gate;
     this.recorder = new StepRecorder({
       service: options.service,
       settings: options.settings,
       ...(options.clock ? { clock: options.clock } : {}),
       ...(options.probe ? { probe: options.probe } : {}),
       ...(this.enabled ? { loopDelay: systemLoopDelayMonitor() } : {}),
+      ...(gate ? { admission: () => gate.state } : {}),
     });
     if (this.enabled) {
       this.#probe = instrumentPool(options.pool, this.recorder, {
-        beforeConnect: () => this.#checkSaturation(),
+        beforeConnect: () => this.#checkSaturation(currentTrace()),
       });
       const probe = this.#probe;
-      this.metrics = new ServiceMetrics(options.pool, () => probe.checkedOut);
+      this.metrics = new ServiceMetrics(options.pool, () => probe.checkedOut, {
+        poolMax: options.settings.poolMax,
+        queueMax: options.settings.queueMax,
+        gate,
+      });
       this.recorder.startTicking();
     }
+    if (gate) {
+      const signal = eventLoopDelaySignal(gate.settings.sampleMs);
+      this.#gateSignal = signal;
+      gate.start(signal.read);
+    }
+  }
+
+  /**
+   * Asks the admission gate whether `trace`'s request may come in. No gate, or a gate in
+   * `normal`: true. A busy gate: the request is recorded as shed (reason `admission`) and
+   * false is returned; answer 503 + Retry-After before doing any work for it.
+   */
+  admit(trace: RequestTrace): boolean {
+    if (!this.gate || this.gate.admit()) return true;
+    this.shed(trace, 'admission');
+    return false;
   }
 
   /**
@@ -163,7 +204,7 @@ export class StepInstrumentation {
   /** Records a refusal (before answering 503 + Retry-After). */
   shed(trace: RequestTrace, reason: ShedReason): void {
     if (!this.enabled) return;
-    if (reason === 'queue') this.#checkSaturation();
+    if (reason === 'queue') this.#checkSaturation(trace);
     trace.shed(reason);
     this.metrics!.shed.inc({ reason });
   }
@@ -172,14 +213,18 @@ export class StepInstrumentation {
   close(): void {
     this.recorder.stopTicking();
     this.#probe?.detach();
+    this.gate?.stop();
+    this.#gateSignal?.close();
   }
 
-  #checkSaturation(): void {
+  /** Counts a request that found the pool at its max and its wait queue at its cap. */
+  #checkSaturation(trace: RequestTrace | undefined): void {
     const { poolMax, queueMax } = this.recorder.settings;
     if (poolMax === null || queueMax === null) return;
     const pool = this.#pool;
     if (pool.totalCount < poolMax || pool.waitingCount < queueMax) return;
     this.#saturatedTotal++;
+    trace?.saturated();
     this.metrics?.saturated.inc();
     const now = this.recorder.now();
     if (now - this.#lastSaturationLogMs < this.#logIntervalMs) return;

@@ -96,7 +96,7 @@ test('statuses, sheds and served rate are counted per step', () => {
   assert.equal(r010.requests, 10);
   assert.equal(r010.served, 7);
   assert.deepEqual(r010.statuses, { '200': 7, '503': 3 });
-  assert.deepEqual(r010.sheds, { queue: 2, timeout: 1 });
+  assert.deepEqual(r010.sheds, { queue: 2, timeout: 1, admission: 0 });
   // 7 served over the 2.25 s between the first and the last arrival
   assert.equal(r010.servedPerSec, Math.round((7 / 2.25) * 100) / 100);
 });

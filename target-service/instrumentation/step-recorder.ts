@@ -37,12 +37,15 @@ export interface StepRecorderOptions {
   maxBuckets?: number;
   /** Event-loop delay per step; none by default (StepInstrumentation passes Node's). */
   loopDelay?: LoopDelayMonitor;
+  /** The admission gate's state, when the service has one (for the timeline and `/steps/live`). */
+  admission?: () => 'normal' | 'busy';
 }
 
 class Bucket {
   readonly requestsByStatus = new Map<number, number>();
-  readonly sheds: Record<ShedReason, number> = { queue: 0, timeout: 0 };
-  readonly expired: Record<ExpireReason, number> = { wait: 0 };
+  readonly sheds: Record<ShedReason, number> = { queue: 0, timeout: 0, admission: 0 };
+  readonly expired: Record<ExpireReason, number> = { wait: 0, budget: 0 };
+  saturated = 0;
   readonly wait = new LatencyHistogram();
   readonly query = new LatencyHistogram();
   readonly handler = new LatencyHistogram();
@@ -86,6 +89,8 @@ export class StepRecorder implements TraceSink {
   readonly #maxBuckets: number;
   readonly #timelineSeconds: number;
   readonly #loopDelay: LoopDelayMonitor | undefined;
+  readonly #admission: (() => 'normal' | 'busy') | undefined;
+  #saturatedTotal = 0;
   #buckets = new Map<string, Bucket>();
   #current: Bucket | undefined;
   #currentMark: ProcessMark;
@@ -105,10 +110,21 @@ export class StepRecorder implements TraceSink {
     this.#maxBuckets = options.maxBuckets ?? MAX_STEP_BUCKETS;
     this.#timelineSeconds = options.timelineSeconds ?? 3600;
     this.#loopDelay = options.loopDelay;
+    this.#admission = options.admission;
     this.#startedMs = this.#clock.now();
     this.#sinceMs = this.#startedMs;
     this.#currentMark = takeMark(this.#clock, this.#probe);
-    this.#timeline = new Timeline(this.#timelineSeconds, this.#clock, this.#probe);
+    this.#timeline = this.#newTimeline();
+  }
+
+  #newTimeline(): Timeline {
+    const admission = this.#admission;
+    return new Timeline(
+      this.#timelineSeconds,
+      this.#clock,
+      this.#probe,
+      admission ? () => admission() === 'busy' : undefined,
+    );
   }
 
   /** Closes timeline seconds once a second even when no request arrives. Idempotent. */
@@ -164,6 +180,14 @@ export class StepRecorder implements TraceSink {
 
   recordExpire(trace: RequestTrace, reason: ExpireReason): void {
     (trace.bucketRef as Bucket).expired[reason]++;
+    const now = this.#clock.now();
+    this.#advance(now);
+    this.#timeline.countExpired(now);
+  }
+
+  recordSaturated(trace: RequestTrace): void {
+    (trace.bucketRef as Bucket).saturated++;
+    this.#saturatedTotal++;
   }
 
   recordShed(trace: RequestTrace, reason: ShedReason): void {
@@ -216,6 +240,7 @@ export class StepRecorder implements TraceSink {
         statuses,
         sheds: { ...b.sheds },
         expired: { ...b.expired },
+        saturated: b.saturated,
         waitMs: b.wait.summary(),
         queryMs: b.query.summary(),
         databaseMs: b.database.count > 0 ? b.database.summary() : null,
@@ -264,6 +289,8 @@ export class StepRecorder implements TraceSink {
       checkedOut: this.#checkedOut,
       waiting: this.#waiting,
       last: this.#timeline.last(),
+      saturated: this.#saturatedTotal,
+      ...(this.#admission ? { admission: this.#admission() } : {}),
     };
   }
 
@@ -275,7 +302,8 @@ export class StepRecorder implements TraceSink {
     this.#current = undefined;
     this.#startedMs = now;
     this.#currentMark = takeMark(this.#clock, this.#probe);
-    this.#timeline = new Timeline(this.#timelineSeconds, this.#clock, this.#probe);
+    this.#timeline = this.#newTimeline();
+    this.#saturatedTotal = 0;
     this.#loopDelay?.take();
   }
 

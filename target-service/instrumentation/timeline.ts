@@ -10,6 +10,7 @@ interface OpenSecond {
   served: number;
   shed: number;
   answered: number;
+  expired: number;
 }
 
 /**
@@ -24,13 +25,18 @@ export class Timeline {
   #points: TimelinePoint[] = [];
   #open: OpenSecond | undefined;
   #cpuMark: ProcessMark;
+  readonly #admissionBusy: (() => boolean) | undefined;
 
-  /** `capacity` is the number of seconds kept (oldest dropped first). */
-  constructor(capacity: number, clock: Clock, probe: ProcessProbe) {
+  /**
+   * `capacity` is the number of seconds kept (oldest dropped first); `admissionBusy`, when
+   * the service has an admission gate, tells each closing second whether it is busy.
+   */
+  constructor(capacity: number, clock: Clock, probe: ProcessProbe, admissionBusy?: () => boolean) {
     this.#capacity = capacity;
     this.#clock = clock;
     this.#probe = probe;
     this.#cpuMark = takeMark(clock, probe);
+    this.#admissionBusy = admissionBusy;
   }
 
   /**
@@ -74,6 +80,11 @@ export class Timeline {
     this.#openAt(nowMs).shed++;
   }
 
+  /** Counts an expiry (a 504 for a caller whose deadline had passed) in the open second. */
+  countExpired(nowMs: number): void {
+    this.#openAt(nowMs).expired++;
+  }
+
   /** The newest closed second. */
   last(): TimelinePoint | null {
     return this.#points.at(-1) ?? null;
@@ -98,7 +109,7 @@ export class Timeline {
   #newSecond(t: number, checkedOut: number, waiting: number): OpenSecond {
     const pool = new PoolWindow();
     pool.observe(checkedOut, waiting);
-    return { t, pool, served: 0, shed: 0, answered: 0 };
+    return { t, pool, served: 0, shed: 0, answered: 0, expired: 0 };
   }
 
   #close(seconds: OpenSecond[], step: string | null): void {
@@ -107,6 +118,7 @@ export class Timeline {
     const cpuUs = mark.userUs - this.#cpuMark.userUs + mark.systemUs - this.#cpuMark.systemUs;
     const cpuPct = wallMs > 0 ? Math.round((cpuUs / 1000 / wallMs) * 1000) / 10 : 0;
     this.#cpuMark = mark;
+    const admissionBusy = this.#admissionBusy?.();
     for (const s of seconds) {
       this.#points.push({
         t: s.t,
@@ -114,6 +126,8 @@ export class Timeline {
         served: s.served,
         shed: s.shed,
         answered: s.answered,
+        expired: s.expired,
+        ...(admissionBusy === undefined ? {} : { admissionBusy }),
         checkedOutMean: Math.round(s.pool.checkedOutMean * 1000) / 1000,
         waitingMean: Math.round(s.pool.waitingMean * 1000) / 1000,
         waitingMax: s.pool.waitingMax,

@@ -1,0 +1,86 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { AdmissionGate, type AdmissionTransition, eventLoopDelaySignal } from './admission-gate.ts';
+
+const SETTINGS = { highMs: 50, lowMs: 20, sampleMs: 100 };
+
+function drive(signals: number[]) {
+  const transitions: AdmissionTransition[] = [];
+  const gate = new AdmissionGate(SETTINGS, (t) => transitions.push(t));
+  const admitted = signals.map((s) => {
+    gate.observe(s);
+    return gate.admit();
+  });
+  return { gate, transitions, admitted };
+}
+
+test('the gate enters busy at the high watermark, not below it', () => {
+  const { admitted, transitions } = drive([5, 30, 49.9, 50]);
+  assert.deepEqual(admitted, [true, true, true, false]);
+  assert.deepEqual(transitions, [{ to: 'busy', signalMs: 50, thresholdMs: 50 }]);
+});
+
+test('it stays busy until the signal falls to the low watermark', () => {
+  const { admitted, transitions } = drive([80, 45, 30, 20.1, 20, 10]);
+  // busy at 80; 45, 30 and 20.1 are above the low watermark: still busy; 20 reopens the door
+  assert.deepEqual(admitted, [false, false, false, false, true, true]);
+  assert.deepEqual(
+    transitions.map((t) => t.to),
+    ['busy', 'normal'],
+  );
+  assert.equal(transitions[1]!.thresholdMs, 20);
+});
+
+test('a signal oscillating between the watermarks does not make it flap', () => {
+  // Normal, then between the marks for a long time: never busy.
+  const between = Array.from({ length: 50 }, (_, i) => (i % 2 === 0 ? 25 : 45));
+  assert.deepEqual(drive(between).transitions, []);
+  // Busy, then between the marks: stays busy, exactly one transition.
+  const { transitions, admitted } = drive([60, ...between]);
+  assert.equal(transitions.length, 1);
+  assert.ok(admitted.every((a) => a === false));
+});
+
+test('each crossing in turn is one transition, counted by the state entered', () => {
+  const { gate } = drive([60, 10, 60, 10, 60]);
+  assert.deepEqual(gate.transitions, { busy: 3, normal: 2 });
+  assert.equal(gate.state, 'busy');
+  assert.equal(gate.lastSignalMs, 60);
+});
+
+test('watermarks that cannot give hysteresis are refused', () => {
+  assert.throws(() => new AdmissionGate({ highMs: 20, lowMs: 20, sampleMs: 100 }), /must be below/);
+});
+
+test('start reads the signal on its timer and stop ends it', async () => {
+  const readings = [70, 70, 5];
+  const gate = new AdmissionGate({ highMs: 50, lowMs: 20, sampleMs: 5 });
+  gate.start(() => readings.shift() ?? 5);
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  gate.stop();
+  assert.deepEqual(gate.transitions, { busy: 1, normal: 1 });
+});
+
+test("the event-loop signal reads a blocked loop's delay", async () => {
+  const signal = eventLoopDelaySignal(1000);
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    signal.read();
+    for (let i = 0; i < 5; i++) {
+      const end = performance.now() + 60;
+      while (performance.now() < end) {
+        // block the loop: the histogram's timer is late by ~60 ms each turn
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    assert.ok(signal.read() > 20, 'a loop blocked 60 ms at a time reads as late');
+    // Blocked for a whole interval: no histogram sample at all, and still read as late.
+    const end = performance.now() + 1100;
+    while (performance.now() < end) {
+      // block past the reading's own interval
+    }
+    assert.ok(signal.read() >= 100, 'a reading that is itself late reads as late');
+  } finally {
+    signal.close();
+  }
+});

@@ -1,0 +1,128 @@
+// Admission control with hysteresis: refuse new work at the door while the event loop is late.
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+
+/** The gate's two states. */
+export type AdmissionState = 'normal' | 'busy';
+
+/** When the gate changes state, and on what signal. */
+export interface AdmissionGateSettings {
+  /** Enter `busy` when the signal reaches this, ms. */
+  highMs: number;
+  /** Return to `normal` only when the signal falls to this or below, ms (below highMs). */
+  lowMs: number;
+  /** How often the signal is read, ms. */
+  sampleMs: number;
+}
+
+/** One reading of the saturation signal, ms; each call covers the time since the last. */
+export type DelaySignal = () => number;
+
+/** A change of state, for the log and the metrics. */
+export interface AdmissionTransition {
+  to: AdmissionState;
+  /** The signal that caused it, ms. */
+  signalMs: number;
+  /** The watermark it crossed, ms. */
+  thresholdMs: number;
+}
+
+/**
+ * The event loop's delay since the last reading, ms: the larger of two views of it.
+ * - The mean of `monitorEventLoopDelay` at 10 ms resolution, less that resolution (it times
+ *   its own 10 ms timer, so an idle loop reads 10 ms): how late the loop is on a typical turn.
+ *   The mean rather than a high percentile: one long GC pause or one large response should
+ *   not close the door; a loop that is late on every turn should.
+ * - How late this reading itself is, against `intervalMs` after the previous one: a loop
+ *   blocked for the whole interval lets no histogram sample be taken, and would otherwise
+ *   read as idle.
+ */
+export function eventLoopDelaySignal(intervalMs: number): { read: DelaySignal; close(): void } {
+  const resolutionMs = 10;
+  const histogram = monitorEventLoopDelay({ resolution: resolutionMs });
+  histogram.enable();
+  let lastMs = performance.now();
+  return {
+    read() {
+      const now = performance.now();
+      const lateMs = now - lastMs - intervalMs;
+      lastMs = now;
+      const meanMs = histogram.count > 0 ? histogram.mean / 1e6 - resolutionMs : 0;
+      histogram.reset();
+      return Math.max(0, meanMs, lateMs);
+    },
+    close: () => histogram.disable(),
+  };
+}
+
+/**
+ * A load monitor with hysteresis. Every `sampleMs` it reads a saturation signal (for a
+ * Node service, event-loop delay). It enters `busy` when the signal reaches `highMs` and
+ * returns to `normal` only when it falls to `lowMs` or below, so a signal that wanders
+ * between the two watermarks does not make it flap. While busy, `admit()` says no: the
+ * caller refuses the request at the door (503 + Retry-After) before any expensive step.
+ * Work already admitted is not affected.
+ *
+ * `observe` is the whole state machine and takes the signal as an argument, so tests drive
+ * it without a clock or real load; `start` only reads the signal on a timer.
+ */
+export class AdmissionGate {
+  readonly settings: AdmissionGateSettings;
+  #state: AdmissionState = 'normal';
+  #lastSignalMs = 0;
+  #transitions = { busy: 0, normal: 0 };
+  #timer: NodeJS.Timeout | undefined;
+  readonly #onTransition: (t: AdmissionTransition) => void;
+
+  constructor(settings: AdmissionGateSettings, onTransition: (t: AdmissionTransition) => void = () => {}) {
+    if (!(settings.lowMs < settings.highMs))
+      throw new RangeError(
+        `the low watermark (${settings.lowMs} ms) must be below the high one (${settings.highMs} ms)`,
+      );
+    this.settings = settings;
+    this.#onTransition = onTransition;
+  }
+
+  get state(): AdmissionState {
+    return this.#state;
+  }
+
+  /** The last signal read, ms. */
+  get lastSignalMs(): number {
+    return this.#lastSignalMs;
+  }
+
+  /** Transitions so far, by the state entered. */
+  get transitions(): { busy: number; normal: number } {
+    return { ...this.#transitions };
+  }
+
+  /** Whether a new request may come in now. */
+  admit(): boolean {
+    return this.#state === 'normal';
+  }
+
+  /** Takes one reading of the signal, ms, and changes state if it crossed a watermark. */
+  observe(signalMs: number): void {
+    this.#lastSignalMs = signalMs;
+    const { highMs, lowMs } = this.settings;
+    if (this.#state === 'normal' && signalMs >= highMs) this.#enter('busy', signalMs, highMs);
+    else if (this.#state === 'busy' && signalMs <= lowMs) this.#enter('normal', signalMs, lowMs);
+  }
+
+  /** Reads `signal` every `sampleMs` until `stop`. Idempotent. */
+  start(signal: DelaySignal): void {
+    this.#timer ??= setInterval(() => this.observe(signal()), this.settings.sampleMs);
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #enter(state: AdmissionState, signalMs: number, thresholdMs: number): void {
+    this.#state = state;
+    this.#transitions[state]++;
+    this.#onTransition({ to: state, signalMs, thresholdMs });
+  }
+}
