@@ -12,6 +12,8 @@ export interface ClientSample {
   scenario: string | undefined;
   /** The `step` tag (from extra_tags in CSV). */
   step: string | undefined;
+  /** The `attempt` tag of a script that retries (`1` first, `2` its first retry …). */
+  attempt?: string | undefined;
 }
 
 /** Counts of what a reader skipped, so a report can say the file was damaged. */

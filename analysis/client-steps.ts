@@ -14,6 +14,8 @@ export interface ClientStep {
   lastS: number;
   requests: number;
   ok2xx: number;
+  /** Requests whose `attempt` tag is above 1: retries. */
+  retries: number;
   failures: FailureCounts;
   statuses: Record<string, number>;
   latency: LatencyHistogram;
@@ -51,7 +53,15 @@ export interface ClientSteps {
 }
 
 function emptyFailures(): FailureCounts {
-  return { shed: 0, rateLimited: 0, serverErrors: 0, clientErrors: 0, timeouts: 0, networkErrors: 0 };
+  return {
+    shed: 0,
+    rateLimited: 0,
+    serverErrors: 0,
+    expired: 0,
+    clientErrors: 0,
+    timeouts: 0,
+    networkErrors: 0,
+  };
 }
 
 class Group {
@@ -64,6 +74,7 @@ class Group {
       lastS: timeS,
       requests: 0,
       ok2xx: 0,
+      retries: 0,
       failures: emptyFailures(),
       statuses: {},
       latency: new LatencyHistogram(),
@@ -222,6 +233,7 @@ export class ClientStepAggregator {
 
   #countRequest(step: ClientStep, sample: ClientSample): void {
     step.requests++;
+    if (sample.attempt !== undefined && sample.attempt !== '1') step.retries++;
     const status = sample.status ?? '0';
     step.statuses[status] = (step.statuses[status] ?? 0) + 1;
     const code = Number(status);
@@ -234,6 +246,7 @@ export class ClientStepAggregator {
     }
     if (code === 503) step.failures.shed++;
     else if (code === 429) step.failures.rateLimited++;
+    else if (code === 504) step.failures.expired = (step.failures.expired ?? 0) + 1;
     else if (code >= 500) step.failures.serverErrors++;
     else if (code >= 400) step.failures.clientErrors++;
     else if (code === 0) {
@@ -249,5 +262,7 @@ function bump(map: Map<number, number>, key: number, by: number): void {
 
 /** Total failures of all classes. */
 export function totalFailures(f: FailureCounts): number {
-  return f.shed + f.rateLimited + f.serverErrors + f.clientErrors + f.timeouts + f.networkErrors;
+  return (
+    f.shed + f.rateLimited + f.serverErrors + (f.expired ?? 0) + f.clientErrors + f.timeouts + f.networkErrors
+  );
 }

@@ -124,6 +124,7 @@ export async function readK6Csv(
         errorCode: at(columns.errorCode),
         scenario: at(columns.scenario),
         step: (extra === undefined ? undefined : extraTag(extra, 'step')) ?? at(columns.step),
+        attempt: extra === undefined ? undefined : extraTag(extra, 'attempt'),
       });
     }
   } catch (error) {

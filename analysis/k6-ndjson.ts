@@ -44,6 +44,7 @@ export async function readK6Ndjson(
         errorCode: tags.error_code || undefined,
         scenario: tags.scenario || undefined,
         step: tags.step || undefined,
+        attempt: tags.attempt || undefined,
       });
     }
   } catch (error) {

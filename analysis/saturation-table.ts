@@ -101,6 +101,9 @@ export function buildSaturationTable(
       servedSource: served.source,
       servedBasis: served.basis,
       completedByTagPerSec: round((bucket ? bucket.served : step.ok2xx) / seconds),
+      goodputPerSec:
+        window && window.endS > window.startS ? round(window.ok2xx / (window.endS - window.startS)) : null,
+      retries: step.retries,
       seconds: served.seconds ?? seconds,
       requests: step.requests,
       latencyMs: latencyOf(summary),
@@ -128,6 +131,13 @@ export function buildSaturationTable(
                 : null,
             cpuPct: bucket.process.cpuPct,
             eventLoopUtilization: bucket.process.eventLoopUtilization,
+            sheds: { ...bucket.sheds },
+            ...(bucket.expired ? { expired: { ...bucket.expired } as Record<string, number> } : {}),
+            ...(bucket.saturated !== undefined ? { saturated: bucket.saturated } : {}),
+            queriesPerSec:
+              bucket.window?.queries !== undefined && bucket.window.ms >= 1000
+                ? round(bucket.window.queries / (bucket.window.ms / 1000))
+                : null,
           }
         : null,
       invalid: reasons.length > 0 ? reasons.join('; ') : null,

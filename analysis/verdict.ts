@@ -9,6 +9,7 @@ import type {
   VerdictCriteria,
 } from '../contract/index.ts';
 import { type ConfigProblem, PlateauError } from '../contract/index.ts';
+import { totalFailures } from './client-steps.ts';
 import { GENERATOR_LIMITS } from './saturation-table.ts';
 
 /** The thresholds the verdict judges by unless told otherwise (see VerdictCriteria). */
@@ -272,10 +273,16 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
     const shed = beyond.reduce((sum, r) => sum + r.failures.shed, 0);
     const otherFailures = beyond.reduce((sum, r) => sum + totalFailuresOf(r) - r.failures.shed, 0);
     if (shed > 0) {
-      overload = `503 + Retry-After; served rate held at ${fmt(plateauServed)}/s`;
+      const reasons = countsByReason(beyond, (r) => r.server?.sheds);
+      overload = `503 + Retry-After${reasons ? ` (${reasons})` : ''}; served rate held at ${fmt(plateauServed)}/s`;
     } else {
       backlog = backlogOf(inputs, rows, plateauServed, recovery);
       overload = describeBacklog(backlog, beyond, plateauServed, otherFailures, inputs.recoveryRatePerSec);
+    }
+    const expired = beyond.reduce((sum, r) => sum + (r.failures.expired ?? 0), 0);
+    if (expired > 0) {
+      const reasons = countsByReason(beyond, (r) => r.server?.expired);
+      overload += `; ${expired} answered 504 because their deadline had passed${reasons ? ` (${reasons})` : ''}: no work was done for them`;
     }
   }
   if (backlog?.drainPredicted) {
@@ -357,9 +364,23 @@ function judgeRow(
   return { pct, poolFull, cpuFull, queryRose, dbKnown, dbNow, dbBase };
 }
 
+/** `reason n, reason n` summed over rows, largest first; '' when nothing was counted. */
+function countsByReason(
+  rows: SaturationRow[],
+  pick: (row: SaturationRow) => Record<string, number> | undefined,
+): string {
+  const sums = new Map<string, number>();
+  for (const row of rows)
+    for (const [reason, n] of Object.entries(pick(row) ?? {})) sums.set(reason, (sums.get(reason) ?? 0) + n);
+  return [...sums]
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1])
+    .map(([reason, n]) => `${reason} ${n}`)
+    .join(', ');
+}
+
 function totalFailuresOf(row: SaturationRow): number {
-  const f = row.failures;
-  return f.shed + f.rateLimited + f.serverErrors + f.clientErrors + f.timeouts + f.networkErrors;
+  return totalFailures(row.failures);
 }
 
 /** Whether a row's trouble is the generator's own (CPU or lag), not a shortage of VUs. */

@@ -10,6 +10,11 @@ export interface FailureCounts {
   rateLimited: number;
   /** Other 5xx: defects. */
   serverErrors: number;
+  /**
+   * 504: the service gave up on the request because its caller's deadline had passed (an
+   * expiry, not a defect; absent in analyses written before expiries were counted).
+   */
+  expired?: number;
   /** 4xx other than 429. */
   clientErrors: number;
   /** k6 error code 1050. */
@@ -50,6 +55,13 @@ export interface SaturationRow {
   servedBasis?: 'window' | 'tag';
   /** Successes among the requests sent in this step per second, whenever they completed. */
   completedByTagPerSec?: number;
+  /**
+   * The client's own 2xx per second completed in the step's window: what callers received
+   * before their deadline (their timeout), whatever the service says it served.
+   */
+  goodputPerSec?: number | null;
+  /** Requests of this step that were retries of an earlier attempt (`attempt` tag above 1). */
+  retries?: number;
   /** Seconds the rates are computed over. */
   seconds: number;
   requests: number;
@@ -89,6 +101,17 @@ export interface SaturationRow {
     cpuPct: number;
     /** Event-loop utilisation 0..1. */
     eventLoopUtilization: number;
+    /** Refusals (503) the service made for this step's requests, by reason. */
+    sheds?: Record<string, number>;
+    /** 504s for callers whose deadline had passed, by reason. */
+    expired?: Record<string, number>;
+    /** Requests that found every limit full (pool at max, queue at its cap). */
+    saturated?: number;
+    /**
+     * Queries the service completed per second in the step's window, whether or not their
+     * caller still waited: the work done (null when the service does not report it).
+     */
+    queriesPerSec?: number | null;
   } | null;
   /** The row is not valid evidence (the generator failed to deliver the load). */
   invalid: string | null;

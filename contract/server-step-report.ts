@@ -79,6 +79,11 @@ export interface StepWindow {
   shed: number;
   /** Responses of any status completed while this step was current. */
   answered: number;
+  /**
+   * Queries completed while this step was current, whether or not their caller still
+   * waited: the work the service did (absent in older reports).
+   */
+  queries?: number;
   /** served ÷ (ms ÷ 1000); null under 1 s. */
   servedPerSec: number | null;
 }

@@ -58,6 +58,7 @@ class Bucket {
   windowServed = 0;
   windowShed = 0;
   windowAnswered = 0;
+  windowQueries = 0;
   /** Event-loop delay over the time this step was current, once it is no longer current. */
   loopDelay: LoopDelaySummary | null = null;
   lastMs: number;
@@ -172,6 +173,7 @@ export class StepRecorder implements TraceSink {
 
   recordQuery(trace: RequestTrace, durationMs: number): void {
     (trace.bucketRef as Bucket).query.record(durationMs);
+    if (this.#current) this.#current.windowQueries++;
   }
 
   recordDatabase(trace: RequestTrace, durationMs: number): void {
@@ -258,6 +260,7 @@ export class StepRecorder implements TraceSink {
           served: b.windowServed,
           shed: b.windowShed,
           answered: b.windowAnswered,
+          queries: b.windowQueries,
           servedPerSec:
             pool.currentMs >= 1000
               ? Math.round((b.windowServed / (pool.currentMs / 1000)) * 100) / 100
