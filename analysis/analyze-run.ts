@@ -17,7 +17,8 @@ import {
 } from '../contract/index.ts';
 import { writeFileAtomic } from '../lib/atomic-write.ts';
 import type { ClientSample, ReadStats } from './client-sample.ts';
-import { CLIENT_METRICS, ClientStepAggregator } from './client-steps.ts';
+import { CLIENT_METRICS, ClientStepAggregator, type ClientSteps } from './client-steps.ts';
+import { decideSweep, sweepAsVerdict, sweepRows } from './closed-sweep.ts';
 import { readK6Csv } from './k6-csv.ts';
 import { readK6Ndjson } from './k6-ndjson.ts';
 import {
@@ -27,8 +28,15 @@ import {
   renderTableText,
   type Templates,
 } from './render.ts';
+import {
+  compileSweepTemplates,
+  renderSweepRecord,
+  renderSweepTableMarkdown,
+  renderSweepTableText,
+  type SweepTemplates,
+} from './render-sweep.ts';
 import { buildSaturationTable, offeredFromTag } from './saturation-table.ts';
-import { DRAIN_SECONDS } from './step-tags.ts';
+import { clientsFromTag, DRAIN_SECONDS } from './step-tags.ts';
 import { DEFAULT_CRITERIA, decideVerdict } from './verdict.ts';
 
 /** Client files a run directory may hold, in order of preference. */
@@ -171,8 +179,9 @@ export async function analyze(options: {
     readStats.skipped += stats.skipped;
     readStats.nulBytes += stats.nulBytes;
   }
+  const closedPlan = manifest?.load.model === 'closed';
   const client = aggregator.close(
-    manifest
+    manifest && !closedPlan
       ? {
           ratesPerSec: manifest.load.stepsPerSec,
           holdSeconds: manifest.load.holdSeconds,
@@ -186,6 +195,25 @@ export async function analyze(options: {
     : undefined;
   const generatorNotes = generator ? useGeneratorCpu(client.cpuPctBySecond, generator) : () => [];
   const rows = buildSaturationTable(client, server, manifest, { steady: options.steady === true });
+  const closed =
+    closedPlan ||
+    (!manifest &&
+      rows.some((r) => clientsFromTag(r.step) !== null) &&
+      !rows.some((r) => r.offeredPerSec !== null));
+  if (closed) {
+    return analyzeSweep({
+      rows,
+      client,
+      manifest,
+      server,
+      serverFile: options.serverFile,
+      manifestFile: options.manifestFile,
+      clientFiles,
+      readStats,
+      criteria,
+      notes: [...client.windows.notes, ...generatorNotes(rows)],
+    });
+  }
   const clockOffsetS = clockOffset(rows, server);
   const drainRow = rows.find((r) => r.step === 'drain' || r.step === 'recovery');
   const lastRow = rows.at(-1);
@@ -296,6 +324,84 @@ export async function analyze(options: {
     tableText: renderTableText(rows),
     readStats,
   };
+}
+
+/** The closed-model branch of {@link analyze}: the sweep's rows, verdict, record and tables. */
+async function analyzeSweep(input: {
+  rows: SaturationRow[];
+  client: ClientSteps;
+  manifest: RunManifest | undefined;
+  server: ServerStepReport | undefined;
+  serverFile: string | undefined;
+  manifestFile: string | undefined;
+  clientFiles: readonly string[];
+  readStats: ReadStats;
+  criteria: VerdictCriteria;
+  notes: string[];
+}): Promise<AnalysisOutput> {
+  const { rows, client, manifest, server, readStats } = input;
+  const load = manifest?.load;
+  const recoveryVus = load?.recoveryVus ?? null;
+  const recoveryRow = rows.find((r) => r.step === 'recovery');
+  const sweep = sweepRows(rows, recoveryVus);
+  const verdict = decideSweep(sweep, {
+    recoveryVus,
+    deadlineMs: load?.timeoutSeconds !== undefined ? load.timeoutSeconds * 1000 : null,
+    goodputBySecond: (fromS, toS) => {
+      const out: number[] = [];
+      for (let s = fromS; s + 1 <= toS + 1e-9; s++) out.push(client.series.window(s, s + 1).ok2xx);
+      return out;
+    },
+    recoveryWindowS: recoveryRow?.window
+      ? { fromS: recoveryRow.window.startS, toS: recoveryRow.window.endS }
+      : null,
+  });
+  const notes = [...input.notes];
+  if (!server) notes.push('no server side (GET /steps): completed/s and what was full are unknown');
+  if (readStats.skipped > 0 || readStats.nulBytes > 0) {
+    notes.push(
+      `the client file was damaged: ${readStats.skipped} records skipped, ${readStats.nulBytes} NUL bytes removed`,
+    );
+  }
+  if (!manifest) notes.push('no run.json: the deadline, retries and the recovery clients were not known');
+  const analysis: AnalysisResult = {
+    kind: 'plateau.analysis',
+    schemaVersion: 2,
+    model: 'closed',
+    runId: manifest?.id ?? null,
+    sources: {
+      client: input.clientFiles.map((file) => basename(file)).join(', '),
+      server: server && input.serverFile ? basename(input.serverFile) : null,
+      manifest: manifest && input.manifestFile ? basename(input.manifestFile) : null,
+    },
+    objectives: manifest
+      ? { p95Ms: manifest.load.p95Ms, failRate: manifest.load.failRate }
+      : DEFAULT_OBJECTIVES,
+    criteria: input.criteria,
+    table: rows,
+    verdict: sweepAsVerdict(verdict, notes),
+    sweep: { rows: sweep, verdict },
+  };
+  const templates = await loadSweepTemplates();
+  return {
+    analysis,
+    record: renderSweepRecord(templates, analysis, manifest),
+    tableMarkdown: renderSweepTableMarkdown(templates, sweep),
+    tableText: renderSweepTableText(sweep),
+    readStats,
+  };
+}
+
+let loadedSweep: SweepTemplates | undefined;
+
+/** The sweep's record and table templates, read from templates/ once per process. */
+async function loadSweepTemplates(): Promise<SweepTemplates> {
+  const dir = new URL('../templates/', import.meta.url);
+  loadedSweep ??= compileSweepTemplates({
+    record: await readFile(new URL('sweep.txt.hbs', dir), 'utf8'),
+    table: await readFile(new URL('sweep-table.md.hbs', dir), 'utf8'),
+  });
+  return loadedSweep;
 }
 
 /**

@@ -121,6 +121,19 @@ function requestWords(request: NonNullable<RunManifest['request']>): string {
   return parts.join(', ');
 }
 
+/** The service's overload protections and second limit, when a study turned them on. */
+function protectionWords(service: Record<string, string | number | boolean>): string {
+  const on = (v: unknown) => v === true || v === 'on';
+  const parts: string[] = [];
+  if (on(service.DEADLINES)) parts.push('deadlines honoured (504)');
+  if (on(service.ADMISSION))
+    parts.push(
+      `admission gate on event-loop delay (busy at ${service.ADMISSION_HIGH_MS ?? '?'} ms, normal at ${service.ADMISSION_LOW_MS ?? '?'} ms)`,
+    );
+  if (Number(service.CPU_MS ?? 0) > 0) parts.push(`${service.CPU_MS} ms of CPU per request`);
+  return parts.length > 0 ? `, ${parts.join(', ')}` : '';
+}
+
 /** Fields of the capacity record, in words. */
 export function recordFields(
   analysis: AnalysisResult,
@@ -130,7 +143,7 @@ export function recordFields(
   const v = analysis.verdict;
   const service = manifest?.service;
   const settings = service
-    ? `pg pool max ${service.POOL_MAX ?? '?'}, ${service.SHED === false || service.SHED === 'off' ? 'no load shedding' : `wait queue ${service.QUEUE_MAX ?? '?'}, acquire timeout ${service.ACQUIRE_TIMEOUT_MS ?? '?'} ms`}`
+    ? `pg pool max ${service.POOL_MAX ?? '?'}, ${service.SHED === false || service.SHED === 'off' ? 'no load shedding' : `wait queue ${service.QUEUE_MAX ?? '?'}, acquire timeout ${service.ACQUIRE_TIMEOUT_MS ?? '?'} ms`}${protectionWords(service)}`
     : 'settings unknown (no run.json)';
   const request = manifest?.request;
   const custom = request && (request.endpoint !== null || request.method !== 'GET');

@@ -8,7 +8,7 @@ import type {
   StepBucket,
 } from '../contract/index.ts';
 import { type ClientStep, type ClientSteps, totalFailures } from './client-steps.ts';
-import { DRAIN_SECONDS, offeredFromTag } from './step-tags.ts';
+import { clientsFromTag, DRAIN_SECONDS, offeredFromTag } from './step-tags.ts';
 
 /** Generator health beyond which a row is not trusted as evidence about the service. */
 export const GENERATOR_LIMITS = { lagMs: 100, cpuPct: 95 } as const;
@@ -25,7 +25,11 @@ function stepSeconds(
   manifest: RunManifest | undefined,
 ): number {
   const load = manifest?.load;
-  if (load) {
+  if (load?.model === 'closed') {
+    // A closed-model sweep: levels of clients held holdSeconds, then a recovery with no drain.
+    if (clientsFromTag(step.key) !== null) return load.holdSeconds;
+    if (step.key === 'recovery') return load.recoverySeconds;
+  } else if (load) {
     if (offeredFromTag(step.key) !== null) return load.holdSeconds;
     if (step.key === 'drain') return Math.min(DRAIN_SECONDS, load.recoverySeconds);
     if (step.key === 'recovery') return Math.max(1, load.recoverySeconds - DRAIN_SECONDS);

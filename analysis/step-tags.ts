@@ -8,3 +8,9 @@ export function offeredFromTag(step: string): number | null {
   const match = /^r(\d+(?:\.\d+)?)$/.exec(step);
   return match ? Number(match[1]) : null;
 }
+
+/** The clients named by a closed-model step tag: `c008` → 8; otherwise null. */
+export function clientsFromTag(step: string): number | null {
+  const match = /^c(\d+)$/.exec(step);
+  return match ? Number(match[1]) : null;
+}

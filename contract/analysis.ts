@@ -1,6 +1,7 @@
 // analysis.json: the saturation table, the verdict and its evidence. A stable contract:
 // CI scripts read verdict.plateau.servedPerSec, verdict.firstLimit.resource,
 // verdict.safeLimit.ratePerSec and verdict.recovery.seconds.
+import type { SweepRow, SweepVerdict } from './sweep.ts';
 
 /** Requests that did not succeed, by class. */
 export interface FailureCounts {
@@ -217,6 +218,12 @@ export interface Verdict {
 /** The `analysis.json` of a run directory. */
 export interface AnalysisResult {
   kind: 'plateau.analysis';
+  /**
+   * `closed` for a closed-model sweep (levels of clients, `sweep` holds its rows and
+   * verdict; `verdict.plateau` and the safe limit are null); absent or `open` for rate steps.
+   */
+  model?: 'open' | 'closed';
+  sweep?: { rows: SweepRow[]; verdict: SweepVerdict };
   /** 2: served by window, latency both ways, in flight, backlog; 1 is still read. */
   schemaVersion: 1 | 2;
   runId: string | null;

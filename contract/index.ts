@@ -8,3 +8,4 @@ export * from './generator-cpu.ts';
 export * from './run-manifest.ts';
 export * from './schema.ts';
 export * from './server-step-report.ts';
+export * from './sweep.ts';

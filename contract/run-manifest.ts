@@ -33,6 +33,19 @@ export interface LoadPlan {
   failRate: number;
   /** The VUs given to the generator (absent in runs before schema 2). */
   vus?: VuSizing;
+  /**
+   * `open` (absent in older runs): arrivals at stepped rates. `closed`: a fixed number of
+   * clients per level, each sending its next request when the last one ended.
+   */
+  model?: 'open' | 'closed';
+  /** The client's deadline: each request's timeout, s (absent in older runs: 60). */
+  timeoutSeconds?: number;
+  /** The closed model's client levels, in order (each held holdSeconds). */
+  vusLevels?: number[];
+  /** The closed model's retries per request (0: none). */
+  retries?: number;
+  /** The closed model's clients after the levels, for recoverySeconds (0: no recovery). */
+  recoveryVus?: number;
 }
 
 /** The `run.json` of a run directory. */

@@ -6,6 +6,7 @@ import { compareRuns, renderComparison } from '../../analysis/compare.ts';
 import { renderRecord } from '../../analysis/render.ts';
 import { ERROR_CODES, EXIT_CODES, PlateauError, type RunManifest } from '../../contract/index.ts';
 import { writeFileAtomic } from '../../lib/atomic-write.ts';
+import { formatDuration } from '../../scripts/lib/settings.ts';
 import { setSignalPolicy } from '../lifecycle.ts';
 import { addRequestOptions, requestFlags } from '../study/request-options.ts';
 import { runStudy } from '../study/study.ts';
@@ -16,13 +17,25 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 /** The flags that reproduce a run from its manifest, with `overrides` on top. */
 export function flagsFromManifest(manifest: RunManifest, overrides: RunFlags): RunFlags {
   const load = manifest.load;
+  const closed = load.model === 'closed';
+  const model: RunFlags = closed
+    ? {
+        model: 'closed',
+        vus: (load.vusLevels ?? []).join(','),
+        retries: String(load.retries ?? 0),
+        recoveryVus: String(load.recoveryVus ?? 0),
+      }
+    : {
+        steps: load.stepsPerSec.join(','),
+        ramp: String(load.rampSeconds),
+        recoveryRate: String(load.recoveryRatePerSec),
+        jitter: String(load.jitterSeconds),
+      };
   const inherited: RunFlags = {
-    steps: load.stepsPerSec.join(','),
+    ...model,
     hold: String(load.holdSeconds),
-    ramp: String(load.rampSeconds),
-    recoveryRate: String(load.recoveryRatePerSec),
     recovery: String(load.recoverySeconds),
-    jitter: String(load.jitterSeconds),
+    ...(load.timeoutSeconds !== undefined ? { timeout: formatDuration(load.timeoutSeconds) } : {}),
     p95Ms: String(load.p95Ms),
     failRate: String(load.failRate),
     engine: manifest.engine.name,

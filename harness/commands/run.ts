@@ -37,6 +37,25 @@ carried out (104 bad options, 105 interrupted, 1 a part failed).`,
       '-c, --config <file>',
       `settings from a file (JSON, YAML, or .ts/.js default-exporting an object), overridden by the flags; default: ${CONFIG_NAMES.join(', ')} in the working directory`,
     )
+    .addOption(
+      new Option(
+        '--model <model>',
+        'open: stepped arrival rates (the default); closed: stepped numbers of clients, each sending its next request when the last ends (--vus)',
+      ).choices(['open', 'closed']),
+    )
+    .option(
+      '--vus <levels>',
+      `closed model: clients per level, held --hold s each (default ${STUDY_DEFAULTS.vusLevels.join(',')})`,
+    )
+    .option(
+      '--timeout <duration>',
+      `the client's deadline, each request's timeout, e.g. 250ms (default ${STUDY_DEFAULTS.timeoutSeconds}s open, ${STUDY_DEFAULTS.closedTimeoutSeconds}s closed); sent as X-Request-Timeout-Ms`,
+    )
+    .option(
+      '--retries <n>',
+      'closed model: retry a failed request up to n times, after its Retry-After or a jittered backoff (default 0)',
+    )
+    .option('--recovery-vus <n>', 'closed model: clients for --recovery s after the levels (default 0: none)')
     .option('--steps <rates>', `target rates, requests/s (default ${STUDY_DEFAULTS.steps.join(',')})`)
     .option('--hold <s>', `seconds per step (default ${STUDY_DEFAULTS.holdSeconds})`)
     .option('--ramp <s>', `ramp at the start of each hold (default ${STUDY_DEFAULTS.rampSeconds})`)
@@ -73,7 +92,9 @@ Examples:
   plateau run --target http://127.0.0.1:8080 --endpoint /api/orders --method POST \\
     --body @order.json --header 'Content-Type: application/json' --expect-status 201
   plateau run --script tests/orders.ts --target http://127.0.0.1:8080 --steps 20,40,80
-  plateau run --engine k6 --k6-bin /usr/local/bin/k6`,
+  plateau run --engine k6 --k6-bin /usr/local/bin/k6
+  plateau run --model closed --vus 4,8,16,24 --timeout 250ms --retries 2 --recovery-vus 4 \
+    --set SHED=off --set POOL_MAX=2   # the congestion collapse (docs/overload.md)`,
     )
     .action(async (given: RunFlags & { config?: string }, command: Command) => {
       const { flags, path, fromConfig } = await withConfigFile(given, command);

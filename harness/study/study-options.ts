@@ -11,6 +11,7 @@ import type {
 } from '../../contract/index.ts';
 import { PlateauError } from '../../contract/index.ts';
 import { describeRange, parseNumberText } from '../../lib/number-text.ts';
+import { formatDuration, parseSeconds } from '../../scripts/lib/settings.ts';
 import { parseServiceConfig, SERVICE_ENV_KEYS } from '../../target-service/config.ts';
 import { PROJECT_ROOT } from '../build-scripts.ts';
 import { planRequest, type RequestFlags } from './request-options.ts';
@@ -27,6 +28,14 @@ export const STUDY_DEFAULTS = {
   failRate: 0.01,
   engine: 'embedded' as 'embedded' | 'k6',
   out: 'runs',
+  model: 'open' as 'open' | 'closed',
+  /** The open model's client timeout: long, so that a queue shows as latency, not as errors. */
+  timeoutSeconds: 60,
+  /** The closed model's: a deadline short enough that a queue behind it expires. */
+  closedTimeoutSeconds: 1,
+  vusLevels: [2, 4, 8, 12, 16, 20],
+  retries: 0,
+  recoveryVus: 0,
 };
 
 /** `--quick`: about 30 s that still crosses the default service's ~70/s ceiling. */
@@ -45,6 +54,11 @@ export const SETTABLE_KEYS = SERVICE_ENV_KEYS.filter(
 /** The raw command-line options of `plateau run` (strings as commander gives them). */
 export interface RunFlags extends RequestFlags {
   script?: string;
+  model?: string;
+  vus?: string;
+  retries?: string;
+  recoveryVus?: string;
+  timeout?: string;
   steps?: string;
   hold?: string;
   ramp?: string;
@@ -67,8 +81,21 @@ export interface RunFlags extends RequestFlags {
 
 /** A study, fully decided. */
 export interface StudyPlan {
-  /** `capacity` (plateau's stepped ramp) or the absolute path of your own k6 script. */
+  /**
+   * `capacity` (plateau's stepped ramp), `concurrency` (its closed-model sweep) or the
+   * absolute path of your own k6 script.
+   */
   script: string;
+  /** `open`: stepped arrival rates; `closed`: stepped numbers of clients (`vusLevels`). */
+  model: 'open' | 'closed';
+  /** The client's deadline, each request's timeout, s. */
+  timeoutSeconds: number;
+  /** Closed model: clients per level. */
+  vusLevels: number[];
+  /** Closed model: retries of a failed request. */
+  retries: number;
+  /** Closed model: clients during the recovery after the levels (0: none). */
+  recoveryVus: number;
   steps: number[];
   holdSeconds: number;
   rampSeconds: number;
@@ -230,7 +257,82 @@ export function planStudy(flags: RunFlags, env: Record<string, string | undefine
       hint: 'use a share, e.g. 0.01 for 1 %',
     });
 
-  const script = studyScript(pick('--script', flags.script, 'capacity'), problems);
+  const model = pick('--model', flags.model as 'open' | 'closed' | undefined, STUDY_DEFAULTS.model);
+  if (model !== 'open' && model !== 'closed') {
+    problems.push({
+      setting: '--model',
+      message: `"${model}" is not a model`,
+      hint: 'use open (stepped arrival rates, the default) or closed (stepped numbers of clients, --vus)',
+    });
+  }
+  const closed = model === 'closed';
+  // Each model's own flags: given to the other, they would be silently ignored.
+  const wrongModel: [string, unknown][] = closed
+    ? [
+        ['--steps', flags.steps],
+        ['--ramp', flags.ramp],
+        ['--recovery-rate', flags.recoveryRate],
+        ['--jitter', flags.jitter],
+        ['--quick', flags.quick],
+      ]
+    : [
+        ['--vus', flags.vus],
+        ['--retries', flags.retries],
+        ['--recovery-vus', flags.recoveryVus],
+      ];
+  for (const [flag, value] of wrongModel) {
+    if (value === undefined) continue;
+    problems.push({
+      setting: flag,
+      message: `is for the ${closed ? 'open' : 'closed'} model, and this study is ${model}`,
+      hint: closed
+        ? 'a closed-model sweep takes --vus 2,4,8 (clients per level), --hold, --timeout, --retries, --recovery-vus and --recovery'
+        : 'add --model closed for a sweep of client counts, or drop the flag',
+    });
+  }
+  let vusLevels = STUDY_DEFAULTS.vusLevels;
+  if (flags.vus !== undefined) {
+    const parts = flags.vus.split(',').map((p) => p.trim());
+    const values = parts.map(Number);
+    if (
+      !parts.every((p) => /^\d+$/.test(p)) ||
+      values.some((v) => v <= 0) ||
+      values.some((v, i) => i > 0 && v <= values[i - 1]!)
+    ) {
+      problems.push({
+        setting: '--vus',
+        message: `"${flags.vus}" is not accepted`,
+        hint: 'use strictly increasing whole numbers of clients, e.g. 2,4,8,12,16,20',
+      });
+    } else vusLevels = values;
+  }
+  if (closed)
+    pick(
+      '--vus',
+      flags.vus === undefined ? undefined : vusLevels.join(','),
+      STUDY_DEFAULTS.vusLevels.join(','),
+    );
+  const retries = closed ? number('--retries', flags.retries, STUDY_DEFAULTS.retries, undefined, 0, true) : 0;
+  if (retries > 10)
+    problems.push({ setting: '--retries', message: `${retries} is above 10`, hint: 'use 0 to 10' });
+  const recoveryVus = closed
+    ? number('--recovery-vus', flags.recoveryVus, STUDY_DEFAULTS.recoveryVus, undefined, 0, true)
+    : 0;
+  const timeoutDefault = closed ? STUDY_DEFAULTS.closedTimeoutSeconds : STUDY_DEFAULTS.timeoutSeconds;
+  let timeoutSeconds = timeoutDefault;
+  if (flags.timeout !== undefined) {
+    const parsed = parseSeconds(flags.timeout);
+    if (parsed === undefined || parsed < 0.001) {
+      problems.push({
+        setting: '--timeout',
+        message: `"${flags.timeout}" is not accepted`,
+        hint: 'use a duration, e.g. 250ms, 2s or 1m',
+      });
+    } else timeoutSeconds = parsed;
+  }
+  pick('--timeout', flags.timeout === undefined ? undefined : timeoutSeconds, timeoutDefault);
+
+  const script = studyScript(pick('--script', flags.script, closed ? 'concurrency' : 'capacity'), problems);
 
   // The service: --set for the reference service, or --target for the user's own.
   const service: Record<string, string> = {};
@@ -305,6 +407,11 @@ export function planStudy(flags: RunFlags, env: Record<string, string | undefine
   if (problems.length > 0) throw PlateauError.invalidConfig(problems, 'options');
   return {
     script,
+    model: closed ? 'closed' : 'open',
+    timeoutSeconds,
+    vusLevels,
+    retries,
+    recoveryVus,
     steps,
     holdSeconds,
     rampSeconds,
@@ -331,7 +438,7 @@ export function planStudy(flags: RunFlags, env: Record<string, string | undefine
  * plateau bundles (`plateau/k6` gives it the study's options and step tags).
  */
 export function studyScript(given: string, problems: ConfigProblem[]): string {
-  if (given === 'capacity') return given;
+  if (given === 'capacity' || given === 'concurrency') return given;
   const path = resolve(given);
   if (!/\.(m?js|ts)$/.test(path)) {
     problems.push({
@@ -351,12 +458,25 @@ export function studyScript(given: string, problems: ConfigProblem[]): string {
 
 /** The entry file of a plan's script. */
 export function scriptEntry(script: string, name = 'capacity'): string {
+  if (script === 'concurrency') return join(PROJECT_ROOT, 'scripts', 'concurrency.ts');
   return script === name ? join(PROJECT_ROOT, 'scripts', `${name}.ts`) : script;
 }
 
 /** The capacity script's -e settings for a plan, with the VUs the study sized. */
 export function scriptEnv(plan: StudyPlan, baseUrl: string, vus: VuSizing): Record<string, string> {
+  if (plan.model === 'closed') {
+    return {
+      BASE_URL: baseUrl,
+      VUS_LEVELS: plan.vusLevels.join(','),
+      HOLD: String(plan.holdSeconds),
+      TIMEOUT: formatDuration(plan.timeoutSeconds),
+      RETRIES: String(plan.retries),
+      RECOVERY_VUS: String(plan.recoveryVus),
+      RECOVERY: String(plan.recoverySeconds),
+    };
+  }
   return {
+    TIMEOUT: formatDuration(plan.timeoutSeconds),
     BASE_URL: baseUrl,
     STEPS: plan.steps.join(','),
     HOLD: String(plan.holdSeconds),

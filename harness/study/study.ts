@@ -16,7 +16,6 @@ import {
 } from '../../contract/index.ts';
 import { writeFileAtomic } from '../../lib/atomic-write.ts';
 import { PLATEAU_VERSION } from '../../lib/version.ts';
-import { SCRIPT_DEFAULTS } from '../../scripts/lib/profiles.ts';
 import { parseServiceConfig } from '../../target-service/config.ts';
 import { buildK6Scripts, PROJECT_ROOT } from '../build-scripts.ts';
 import { type LoggedChild, stopChild } from './child.ts';
@@ -68,7 +67,7 @@ export function sizingInputs(plan: StudyPlan): SizingInputs {
     holdSeconds: plan.holdSeconds,
     recoveryRatePerSec: plan.recoveryRatePerSec,
     jitterSeconds: plan.jitterSeconds,
-    timeoutSeconds: SCRIPT_DEFAULTS.TIMEOUT,
+    timeoutSeconds: plan.timeoutSeconds,
     service: plan.target ? undefined : parseServiceConfig(plan.service).config,
   };
 }
@@ -92,6 +91,8 @@ export async function runStudy(
   const rerunFrom: string[] = [];
   for (let attempt = 0; attempt < MAX_RERUNS; attempt++) {
     const analysis = result.output?.analysis;
+    // A closed-model sweep has a VU per client: nothing to resize.
+    if (plan.model === 'closed') break;
     if (result.manifest.status !== 'completed' || !analysis || options.signal?.aborted) break;
     const next = resizeAfterDrops(vus, analysis, inputs);
     if (!next) break;
@@ -190,7 +191,12 @@ async function runOnce(
     config: plan.sources,
     load: {
       script: plan.script,
-      stepsPerSec: plan.steps,
+      model: plan.model,
+      timeoutSeconds: plan.timeoutSeconds,
+      ...(plan.model === 'closed'
+        ? { vusLevels: plan.vusLevels, retries: plan.retries, recoveryVus: plan.recoveryVus }
+        : {}),
+      stepsPerSec: plan.model === 'closed' ? [] : plan.steps,
       holdSeconds: plan.holdSeconds,
       rampSeconds: plan.rampSeconds,
       recoveryRatePerSec: plan.recoveryRatePerSec,
@@ -291,7 +297,10 @@ async function runOnce(
     load = started.child;
     if (load.child.pid !== undefined) probe = new GeneratorProbe(load.child.pid, plan.engine).start();
 
-    const totalSeconds = plan.steps.length * plan.holdSeconds + plan.recoverySeconds;
+    const totalSeconds =
+      plan.model === 'closed'
+        ? plan.vusLevels.length * plan.holdSeconds + (plan.recoveryVus > 0 ? plan.recoverySeconds : 0)
+        : plan.steps.length * plan.holdSeconds + plan.recoverySeconds;
     const startedMs = Date.now();
     const onAbort = () => load?.child.kill('SIGINT');
     options.signal?.addEventListener('abort', onAbort, { once: true });

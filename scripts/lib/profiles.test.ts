@@ -12,6 +12,7 @@ import {
   readConcurrencySettings,
   readConstantRateSettings,
   requestUrl,
+  retryDelaySeconds,
 } from './profiles.ts';
 import { SettingsError } from './settings.ts';
 
@@ -153,6 +154,60 @@ test('concurrency: ramping-vus steps through the levels, tagged c002, c004, …'
     problemsOf(() => readConcurrencySettings({ VUS_LEVELS: '2,2.5' })).map((p) => p.split(':')[0]),
     ['VUS_LEVELS'],
   );
+});
+
+test('concurrency: a recovery at fewer clients follows the levels, tagged recovery', () => {
+  const s = readConcurrencySettings({
+    VUS_LEVELS: '2,8',
+    HOLD: '10',
+    RECOVERY_VUS: '2',
+    RECOVERY: '15',
+    RETRIES: '3',
+  });
+  assert.equal(s.retries, 3);
+  const scenario = concurrencyOptions(s).scenarios?.concurrency as unknown as { stages: unknown[] };
+  assert.deepEqual(scenario.stages.at(-1), { duration: '15s', target: 2 });
+  assert.equal(concurrencyStepAt(19.9, s), 'c008');
+  assert.equal(concurrencyStepAt(20, s), 'recovery');
+  assert.equal(concurrencyStepAt(99, s), 'recovery');
+  // Without RECOVERY_VUS nothing follows the last level (the default).
+  const plain = readConcurrencySettings({ VUS_LEVELS: '2,8', HOLD: '10' });
+  assert.equal(plain.recoveryVus, 0);
+  assert.equal(
+    (concurrencyOptions(plain).scenarios?.concurrency as unknown as { stages: unknown[] }).stages.length,
+    4,
+  );
+  assert.deepEqual(
+    problemsOf(() => readConcurrencySettings({ RETRIES: '11' })).map((p) => p.split(':')[0]),
+    ['RETRIES'],
+  );
+});
+
+test('retries: Retry-After is honoured, other failures back off with jitter, successes and 4xx are final', () => {
+  const cases: [
+    attempt: number,
+    status: number,
+    retryAfter: string | undefined,
+    random: number,
+    wait: number | null,
+  ][] = [
+    [1, 200, undefined, 0.5, null], // a success is not retried
+    [1, 404, undefined, 0.5, null], // neither is a request the service will refuse again
+    [1, 503, '1', 0.5, 1], // the service said when it has room
+    [3, 429, '2', 0.9, 2], // Retry-After wins over the backoff however late the attempt
+    [1, 503, undefined, 1, 0.05], // a 503 without the header backs off: 50 ms × 2^0
+    [1, 0, undefined, 0.5, 0.025], // a timeout: half of 50 ms
+    [3, 504, undefined, 1, 0.2], // third attempt: 50 ms × 2^2
+    [9, 0, undefined, 1, 1], // capped at 1 s
+    [2, 503, 'Wed, 21 Oct 2026 07:28:00 GMT', 1, 0.1], // an HTTP date is not read: backoff
+  ];
+  for (const [attempt, status, retryAfter, random, wait] of cases) {
+    assert.equal(
+      retryDelaySeconds(attempt, status, retryAfter, random),
+      wait,
+      `${attempt} ${status} ${retryAfter}`,
+    );
+  }
 });
 
 test('request URLs carry the account; ENDPOINT and BASE_URL are validated', () => {

@@ -2,7 +2,7 @@
 // scripts only add the k6 calls, so everything here is unit-tested in Node.
 import type { Options } from 'k6/options';
 import { type Env, formatDuration, SettingsReader } from './settings.ts';
-import { concurrencyTag, planTags, type RampPlan, rampStages, stepTag } from './steps.ts';
+import { concurrencyTag, planTags, type RampPlan, RECOVERY_TAG, rampStages, stepTag } from './steps.ts';
 import { NOTHING_DROPPED, type Objectives, perStepThresholds, type Threshold } from './thresholds.ts';
 
 /** Where requests go and how long a client waits. */
@@ -59,6 +59,11 @@ export interface BreakpointSettings extends ArrivalSettings {
 export interface ConcurrencySettings extends TargetSettings {
   vusLevels: number[];
   holdSeconds: number;
+  /** Retries after a failed attempt (503/429 after their Retry-After, else a jittered backoff). */
+  retries: number;
+  /** Clients after the sweep (tagged `recovery`); 0: the sweep ends at its last level. */
+  recoveryVus: number;
+  recoverySeconds: number;
 }
 
 /** The defaults of every script setting, in one place. */
@@ -86,6 +91,9 @@ export const SCRIPT_DEFAULTS = {
   BUCKET: 10,
   VUS_LEVELS: [2, 4, 8, 12, 16, 20],
   CONCURRENCY_HOLD: 20,
+  RETRIES: 0,
+  RECOVERY_VUS: 0,
+  CONCURRENCY_RECOVERY: 20,
 } as const;
 
 const D = SCRIPT_DEFAULTS;
@@ -249,6 +257,9 @@ export function readConcurrencySettings(env: Env): ConcurrencySettings {
     ...readTarget(r),
     vusLevels,
     holdSeconds: r.seconds('HOLD', D.CONCURRENCY_HOLD, { min: 2 }),
+    retries: r.number('RETRIES', D.RETRIES, { min: 0, max: 10, integer: true }),
+    recoveryVus: r.number('RECOVERY_VUS', D.RECOVERY_VUS, { min: 0, integer: true }),
+    recoverySeconds: r.seconds('RECOVERY', D.CONCURRENCY_RECOVERY, { min: 2 }),
   };
   r.check();
   return settings;
@@ -347,6 +358,8 @@ export function concurrencyOptions(s: ConcurrencySettings): Options {
     { duration: '1s', target: vus },
     { duration: formatDuration(s.holdSeconds - 1), target: vus },
   ]);
+  // The recovery drops straight to its clients (the ones removed are interrupted at once).
+  if (s.recoveryVus > 0) stages.push({ duration: formatDuration(s.recoverySeconds), target: s.recoveryVus });
   return {
     discardResponseBodies: true,
     summaryTrendStats: SUMMARY_TREND_STATS,
@@ -361,10 +374,38 @@ export function concurrencyOptions(s: ConcurrencySettings): Options {
   };
 }
 
-/** The concurrency level current `elapsedSeconds` into the sweep, as its tag (`c008`). */
+/**
+ * The concurrency level current `elapsedSeconds` into the sweep, as its tag (`c008`), or
+ * `recovery` once the levels are over and a recovery follows.
+ */
 export function concurrencyStepAt(elapsedSeconds: number, s: ConcurrencySettings): string {
-  const index = Math.min(s.vusLevels.length - 1, Math.floor(Math.max(0, elapsedSeconds) / s.holdSeconds));
-  return concurrencyTag(s.vusLevels[index]!);
+  const index = Math.floor(Math.max(0, elapsedSeconds) / s.holdSeconds);
+  if (index >= s.vusLevels.length && s.recoveryVus > 0) return RECOVERY_TAG;
+  return concurrencyTag(s.vusLevels[Math.min(s.vusLevels.length - 1, index)]!);
+}
+
+/** Backoff of a retry without Retry-After: full jitter over 50 ms × 2^(attempt−1), at most 1 s. */
+const BACKOFF = { baseSeconds: 0.05, capSeconds: 1 } as const;
+
+/**
+ * How long to wait before retrying after `attempt` (1 = the first) answered `status`, s;
+ * null when it is not worth retrying (a success, or a 4xx other than 429: the same request
+ * would fail the same way). A 503 or 429 with a Retry-After of whole seconds waits that long:
+ * the service said when it will have room. Anything else retryable (a timeout or network
+ * error, status 0; 502, 503, 504 without the header) waits a random share of an exponential
+ * backoff, so that clients that failed together do not come back together.
+ */
+export function retryDelaySeconds(
+  attempt: number,
+  status: number,
+  retryAfter: string | undefined,
+  random: number,
+): number | null {
+  const retryable = status === 0 || status === 429 || status === 502 || status === 503 || status === 504;
+  if (!retryable) return null;
+  if ((status === 503 || status === 429) && retryAfter !== undefined && /^\d{1,4}$/.test(retryAfter.trim()))
+    return Number(retryAfter.trim());
+  return random * Math.min(BACKOFF.capSeconds, BACKOFF.baseSeconds * 2 ** (attempt - 1));
 }
 
 /** The URL of one request: endpoint plus the account query parameter (none with ACCOUNTS=0). */

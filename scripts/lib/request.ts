@@ -36,10 +36,16 @@ export function requestShape(settings: TargetSettings, body: string | ArrayBuffe
  * Sends the request to `url` without blocking: the step goes into the k6 tag `step` and the
  * header `X-Load-Step`, the client's deadline into `X-Request-Timeout-Ms`.
  */
-export function sendTagged(url: string, step: string, shape: RequestShape): Promise<RefinedResponse<'none'>> {
+export function sendTagged(
+  url: string,
+  step: string,
+  shape: RequestShape,
+  /** Further tags, e.g. `attempt` for a script that retries (keep their values few). */
+  extraTags: Record<string, string> = {},
+): Promise<RefinedResponse<'none'>> {
   return http.asyncRequest(shape.method, url, shape.body, {
     headers: { ...shape.headers, 'X-Load-Step': step, 'X-Request-Timeout-Ms': shape.timeoutMs },
-    tags: { step, name: shape.name },
+    tags: { ...extraTags, step, name: shape.name },
     timeout: shape.timeout,
     responseType: 'none',
     ...(shape.responseCallback ? { responseCallback: shape.responseCallback } : {}),

@@ -40,9 +40,13 @@ export class RequestTrace {
     if (!this.#finished) this.#sink.recordWait(this, durationMs);
   }
 
-  /** Time one database query took, ms. */
+  /**
+   * Time one database query took, ms. Recorded even after the response was finished (the
+   * client went away, 499): the query still ran, and that work for nobody is what a
+   * congestion collapse is made of.
+   */
   recordQueryMs(durationMs: number): void {
-    if (!this.#finished) this.#sink.recordQuery(this, durationMs);
+    this.#sink.recordQuery(this, durationMs);
   }
 
   /**
@@ -51,7 +55,7 @@ export class RequestTrace {
    * time the service sees, it leaves out how long the event loop took to read the result.
    */
   recordDatabaseMs(durationMs: number): void {
-    if (!this.#finished) this.#sink.recordDatabase(this, durationMs);
+    this.#sink.recordDatabase(this, durationMs);
   }
 
   /** Marks the request as refused; call before answering 503. At most once. */

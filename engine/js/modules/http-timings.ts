@@ -24,14 +24,14 @@ export class RequestMoments {
    * The timings at `ended`: blocked = handed − created (a new connection's dial included),
    * connecting = the dial, tls_handshaking = the handshake after it, sending = written −
    * (TLS done, dial done, or handed when the connection was reused), waiting = first byte −
-   * written, receiving = end − first byte, duration = sending + waiting + receiving. As in
-   * k6, a request that failed before its first byte has no waiting time: a timeout's
-   * duration is its sending alone.
+   * written, receiving = end − first byte, duration = sending + waiting + receiving. As on
+   * k6 v0.49, a request written that failed before its first byte (a timeout) waited until it
+   * failed: waiting = end − written, so a timeout's duration is about its deadline.
    */
   timings(ended: number): Timings {
     const connected = this.tlsDone || this.connectDone || this.assigned;
     const sending = span(connected, this.written);
-    const waiting = span(this.written, this.firstByte);
+    const waiting = span(this.written, this.firstByte || (this.written > 0 ? ended : 0));
     const receiving = span(this.firstByte, ended);
     return {
       blocked: span(this.created, this.assigned),

@@ -1,0 +1,105 @@
+// Renders a closed-model sweep: its record (templates/sweep.txt.hbs) and its table.
+import Handlebars from 'handlebars';
+import type { AnalysisResult, RunManifest, SweepRow } from '../contract/index.ts';
+import { recordFields } from './render.ts';
+
+/** The compiled templates of a sweep's record.txt and table.md. */
+export interface SweepTemplates {
+  record: Handlebars.TemplateDelegate;
+  table: Handlebars.TemplateDelegate;
+}
+
+/** Compiles templates/sweep.txt.hbs and templates/sweep-table.md.hbs. */
+export function compileSweepTemplates(sources: { record: string; table: string }): SweepTemplates {
+  const compile = (source: string) => Handlebars.compile(source, { noEscape: true, strict: true });
+  return { record: compile(sources.record), table: compile(sources.table) };
+}
+
+const num = (x: number | null | undefined, digits = 1): string =>
+  x === null || x === undefined || Number.isNaN(x)
+    ? '–'
+    : String(Math.round(x * 10 ** digits) / 10 ** digits);
+
+function cells(row: SweepRow): Record<string, string> {
+  const s = row.server;
+  return {
+    step: row.step,
+    clients: String(row.clients),
+    attempts: num(row.attemptsPerSec),
+    goodput: num(row.goodputPerSec),
+    completed: num(row.completedPerSec),
+    expired: String(row.expired),
+    timeouts: String(row.timeouts),
+    shed: String(row.shed),
+    retries: String(row.retries),
+    med: num(row.latencyMs.med),
+    p95: num(row.latencyMs.p95),
+    inRequests: num(row.inRequests?.measured),
+    predicted: num(row.inRequests?.predicted),
+    pool: num(s?.checkedOutPct, 0),
+    waiting: s ? `${num(s.waitingMean)}/${s.waitingMax}` : '–',
+    cpu: num(s?.cpuPct, 0),
+  };
+}
+
+const TEXT_COLUMNS: [string, string][] = [
+  ['step', 'level'],
+  ['clients', 'clients'],
+  ['attempts', 'attempts/s'],
+  ['goodput', 'goodput/s'],
+  ['completed', 'completed/s'],
+  ['expired', '504'],
+  ['timeouts', 'timeouts'],
+  ['shed', 'shed'],
+  ['retries', 'retries'],
+  ['p95', 'p95 ms'],
+  ['inRequests', 'in requests'],
+  ['pool', 'pool %'],
+  ['waiting', 'waiting'],
+  ['cpu', 'CPU %'],
+];
+
+/** The sweep as aligned plain text for the terminal. */
+export function renderSweepTableText(rows: SweepRow[]): string {
+  const all = rows.map(cells);
+  const widths = TEXT_COLUMNS.map(([key, title]) =>
+    Math.max(title.length, ...all.map((c) => c[key]!.length)),
+  );
+  const line = (values: string[]) =>
+    values.map((v, i) => (i === 0 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  ');
+  return [
+    line(TEXT_COLUMNS.map(([, t]) => t)),
+    ...all.map((c) => line(TEXT_COLUMNS.map(([k]) => c[k]!))),
+  ].join('\n');
+}
+
+/** The sweep as Markdown. */
+export function renderSweepTableMarkdown(templates: SweepTemplates, rows: SweepRow[]): string {
+  return templates.table({ rows: rows.map(cells) });
+}
+
+/** The record of a sweep: the service, the load, the goodput peak and what happened past it. */
+export function renderSweepRecord(
+  templates: SweepTemplates,
+  analysis: AnalysisResult,
+  manifest: RunManifest | undefined,
+): string {
+  const sweep = analysis.sweep!;
+  const common = recordFields(analysis, manifest);
+  const load = manifest?.load;
+  const model = load
+    ? `closed: ${(load.vusLevels ?? []).join(', ')} clients, ${load.holdSeconds} s each, no think time, deadline ${num((load.timeoutSeconds ?? 60) * 1000, 0)} ms, ${load.retries ? `${load.retries} retries (Retry-After honoured, else jittered backoff)` : 'no retries'}${load.recoveryVus ? `; then ${load.recoveryVus} clients for ${load.recoverySeconds} s` : ''}`
+    : 'closed (levels of clients; no run.json)';
+  const v = sweep.verdict;
+  return templates.record({
+    service: common.service,
+    workload: common.workload,
+    model,
+    peak: v.peak ? `${v.summary.split(';')[0]} (p95 ${num(v.peak.p95Ms)} ms)` : v.summary,
+    limit: v.limit,
+    pastPeak: v.pastPeak,
+    littlesLaw: v.littlesLaw,
+    recovery: v.recovery.summary,
+    notes: analysis.verdict.notes,
+  });
+}
