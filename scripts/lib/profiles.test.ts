@@ -174,7 +174,7 @@ test('concurrency: a recovery at fewer clients follows the levels, tagged recove
   const plain = readConcurrencySettings({ VUS_LEVELS: '2,8', HOLD: '10' });
   assert.equal(plain.recoveryVus, 0);
   assert.equal(
-    (concurrencyOptions(plain).scenarios?.concurrency as unknown as { stages: unknown[] }).stages.length,
+    (concurrencyOptions(plain).scenarios!.concurrency as unknown as { stages: unknown[] }).stages.length,
     4,
   );
   assert.deepEqual(
