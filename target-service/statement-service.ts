@@ -26,6 +26,17 @@ const STAND_IN_QUERY =
 /** How long a graceful stop waits for in-flight requests before closing sockets. */
 const DRAIN_TIMEOUT_MS = 30_000;
 
+/**
+ * How long the work after the query (CPU_MS, render, gzip) takes, ms: an exponentially
+ * weighted mean (α = 0.1) of what it took, so the deadline check counts it too.
+ */
+class RenderEstimate {
+  ms = 0;
+  observe(ms: number): void {
+    this.ms = this.ms === 0 ? ms : this.ms + 0.1 * (ms - this.ms);
+  }
+}
+
 /** A running statement service. */
 export interface StatementService {
   /** `http://127.0.0.1:<port>` */
@@ -104,6 +115,7 @@ export async function startStatementService(
       : {}),
   });
 
+  const renderEstimate = new RenderEstimate();
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     if (instrumentation.handleAdminRoute(req, res)) return;
     const url = new URL(req.url ?? '/', 'http://service.invalid');
@@ -137,7 +149,9 @@ export async function startStatementService(
     const budgetMs = config.deadlines ? deadlineBudgetMs(req.headers[DEADLINE_HEADER]) : undefined;
     const deadline = budgetMs === undefined ? undefined : performance.now() + budgetMs;
     instrumentation
-      .run(trace, () => serveStatement(url, res, trace, pool, config, instrumentation, deadline))
+      .run(trace, () =>
+        serveStatement(url, res, trace, pool, config, instrumentation, deadline, renderEstimate),
+      )
       .catch((error: unknown) => {
         log(`level=error event=handler_error message=${JSON.stringify(String(error))}`);
         if (!res.headersSent)
@@ -186,6 +200,7 @@ async function serveStatement(
   instrumentation: StepInstrumentation,
   /** When the caller gives up (performance.now() ms), if it said. */
   deadline: number | undefined,
+  renderEstimate: RenderEstimate,
 ): Promise<void> {
   const account = parseAccount(url.searchParams.get('account'));
   if (account === undefined) {
@@ -214,7 +229,7 @@ async function serveStatement(
   // The caller gave up while this request waited, or will before the work still to do is
   // done: its answer would be read by nobody, so the query is not run (504: indeterminate,
   // the caller may have retried; 503 is a refusal).
-  const expiry = deadline === undefined ? undefined : expiryReason(deadline, config);
+  const expiry = deadline === undefined ? undefined : expiryReason(deadline, config, renderEstimate.ms);
   if (expiry) {
     client.release();
     instrumentation.expire(trace, expiry);
@@ -238,8 +253,10 @@ async function serveStatement(
     client.release(error instanceof Error ? error : new Error(String(error)));
     throw error;
   }
+  const renderStart = performance.now();
   if (config.cpuMs > 0) spendCpu(config.cpuMs);
   body ??= renderStatementGzip(account, config.payloadKb);
+  renderEstimate.observe(performance.now() - renderStart);
   res.writeHead(200, {
     'content-type': 'application/json; charset=utf-8',
     'content-encoding': 'gzip',
@@ -264,10 +281,14 @@ function refuse(
  * not: its deadline passed (`wait`), or less of it is left than the query and the CPU
  * after it take (`budget`).
  */
-function expiryReason(deadline: number, config: ServiceConfig): 'wait' | 'budget' | undefined {
+function expiryReason(
+  deadline: number,
+  config: ServiceConfig,
+  renderMs: number,
+): 'wait' | 'budget' | undefined {
   const now = performance.now();
   if (now >= deadline) return 'wait';
-  if (now + config.queryMs + config.cpuMs > deadline) return 'budget';
+  if (now + config.queryMs + Math.max(config.cpuMs, renderMs) > deadline) return 'budget';
   return undefined;
 }
 
