@@ -29,6 +29,8 @@ export interface RunComparison {
     p95After: number | null;
   }[];
   summary: string;
+  /** What plateauBefore/After measure, when not the plateau (a sweep's goodput at its top level). */
+  measure?: string;
 }
 
 /** The plateau moves when it changes by at least this factor. */
@@ -39,6 +41,12 @@ function settings(manifest: RunManifest | undefined): Record<string, string | nu
   if (!manifest) return out;
   for (const [key, value] of Object.entries(manifest.service ?? {})) out[key] = value;
   out.steps = manifest.load.stepsPerSec.join(',');
+  if (manifest.load.model === 'closed') {
+    out.vusLevels = (manifest.load.vusLevels ?? []).join(',');
+    out.retries = manifest.load.retries ?? 0;
+    out.recoveryVus = manifest.load.recoveryVus ?? 0;
+  }
+  if (manifest.load.timeoutSeconds !== undefined) out.timeoutSeconds = manifest.load.timeoutSeconds;
   out.holdSeconds = manifest.load.holdSeconds;
   out.rampSeconds = manifest.load.rampSeconds;
   out.jitterSeconds = manifest.load.jitterSeconds;
@@ -63,6 +71,9 @@ export function compareRuns(
   const changes = keys
     .filter((k) => String(before[k] ?? '') !== String(after[k] ?? ''))
     .map((key) => ({ key, before: before[key] ?? null, after: after[key] ?? null }));
+  const closedA = a.analysis.model === 'closed';
+  const closedB = b.analysis.model === 'closed';
+  if (closedA || closedB) return compareSweeps(a.analysis, b.analysis, changes, closedA && closedB);
   const pa = a.analysis.verdict.plateau?.servedPerSec ?? null;
   const pb = b.analysis.verdict.plateau?.servedPerSec ?? null;
   // Without a plateau in B, the best served rate is a lower bound of the new ceiling.
@@ -71,9 +82,7 @@ export function compareRuns(
   const ratio = pa && servedB ? Math.round((servedB / pa) * 100) / 100 : null;
   const limitBefore = a.analysis.verdict.firstLimit.resource;
   const limitAfter = b.analysis.verdict.firstLimit.resource;
-  const serviceChanges = changes.filter(
-    (c) => !['steps', 'holdSeconds', 'rampSeconds', 'engine'].includes(c.key),
-  );
+  const serviceChanges = changes.filter((c) => !LOAD_KEYS.includes(c.key));
   let confirmedBy: string | null = null;
   if (serviceChanges.length === 1 && ratio !== null && ratio >= MOVED) {
     const c = serviceChanges[0]!;
@@ -115,16 +124,92 @@ export function compareRuns(
   };
 }
 
+/** Settings of the load rather than of the service: a change to them confirms no limit. */
+const LOAD_KEYS = [
+  'steps',
+  'holdSeconds',
+  'rampSeconds',
+  'engine',
+  'vusLevels',
+  'recoveryVus',
+  'retries',
+  'timeoutSeconds',
+];
+
+/**
+ * Two closed-model sweeps: goodput level by level, and at the most clients both ran (where
+ * a collapse shows). A sweep and a rate study measure different things and are not compared.
+ */
+function compareSweeps(
+  a: AnalysisResult,
+  b: AnalysisResult,
+  changes: SettingChange[],
+  bothClosed: boolean,
+): RunComparison {
+  const limitBefore = a.verdict.firstLimit.resource;
+  const limitAfter = b.verdict.firstLimit.resource;
+  const base = { changes, limitBefore, limitAfter, sameLimit: limitBefore === limitAfter, confirmedBy: null };
+  if (!bothClosed) {
+    return {
+      ...base,
+      plateauBefore: null,
+      plateauAfter: null,
+      ratio: null,
+      rows: [],
+      summary: 'one run is a closed-model sweep and the other a rate study: they measure different things',
+    };
+  }
+  const rowsA = a.sweep?.rows ?? [];
+  const rowsB = b.sweep?.rows ?? [];
+  const steps = [...new Set([...rowsA.map((r) => r.step), ...rowsB.map((r) => r.step)])];
+  const rows = steps.map((step) => {
+    const ra = rowsA.find((r) => r.step === step);
+    const rb = rowsB.find((r) => r.step === step);
+    return {
+      step,
+      servedBefore: ra?.goodputPerSec ?? null,
+      servedAfter: rb?.goodputPerSec ?? null,
+      p95Before: ra?.latencyMs.p95 ?? null,
+      p95After: rb?.latencyMs.p95 ?? null,
+    };
+  });
+  const common = rows.filter(
+    (r) => r.step !== 'recovery' && r.servedBefore !== null && r.servedAfter !== null,
+  );
+  const top = common.at(-1);
+  const ga = top?.servedBefore ?? null;
+  const gb = top?.servedAfter ?? null;
+  const ratio = ga && gb ? Math.round((gb / ga) * 100) / 100 : null;
+  const serviceChanges = changes.filter((c) => !LOAD_KEYS.includes(c.key));
+  const fmt = (x: number | null) => (x === null ? '–' : String(Math.round(x * 10) / 10));
+  const at = top
+    ? `goodput at ${top.step.replace(/^c0*/, '')} clients ${fmt(ga)}/s -> ${fmt(gb)}/s`
+    : 'no level in common';
+  const summary =
+    serviceChanges.length === 0
+      ? `no service setting differs; ${at}`
+      : `${serviceChanges.map((c) => `${c.key} ${c.before} -> ${c.after}`).join(', ')}: ${at}`;
+  return {
+    ...base,
+    plateauBefore: ga,
+    plateauAfter: gb,
+    ratio,
+    rows,
+    summary,
+    ...(top ? { measure: `goodput ${top.step}` } : {}),
+  };
+}
+
 /** The comparison as text for the terminal. */
 export function renderComparison(c: RunComparison): string {
   const fmt = (x: number | null) => (x === null ? '–' : String(Math.round(x * 10) / 10));
   const lines = [
     `changed:       ${c.changes.length === 0 ? 'nothing' : c.changes.map((x) => `${x.key} ${x.before} -> ${x.after}`).join(', ')}`,
-    `plateau:       ${fmt(c.plateauBefore)}/s -> ${fmt(c.plateauAfter)}/s${c.ratio === null ? '' : ` (${c.ratio}x)`}`,
+    `${`${c.measure ?? 'plateau'}:`.padEnd(15)}${fmt(c.plateauBefore)}/s -> ${fmt(c.plateauAfter)}/s${c.ratio === null ? '' : ` (${c.ratio}x)`}`,
     `first limit:   ${c.limitBefore} -> ${c.limitAfter}${c.sameLimit ? ' (same resource)' : ''}`,
     `verdict:       ${c.summary}`,
     '',
-    `${'step'.padEnd(10)}${'served A'.padStart(10)}${'served B'.padStart(10)}${'p95 A'.padStart(10)}${'p95 B'.padStart(10)}`,
+    `${'step'.padEnd(10)}${(c.measure ? 'goodput A' : 'served A').padStart(10)}${(c.measure ? 'goodput B' : 'served B').padStart(10)}${'p95 A'.padStart(10)}${'p95 B'.padStart(10)}`,
     ...c.rows.map(
       (r) =>
         `${r.step.padEnd(10)}${fmt(r.servedBefore).padStart(10)}${fmt(r.servedAfter).padStart(10)}${fmt(r.p95Before).padStart(10)}${fmt(r.p95After).padStart(10)}`,

@@ -90,6 +90,11 @@ export async function readRecordedLimit(path: string): Promise<{
       },
     );
   }
+  if ((analysis as { model?: string }).model === 'closed') {
+    throw new PlateauError(ERROR_CODES.INPUT, `${analysisPath} is a closed-model sweep`, {
+      hint: 'a sweep records a goodput peak in clients, not a safe rate: check against the record of a rate study (plateau run), or pass --rate',
+    });
+  }
   const rate = analysis.verdict?.safeLimit?.ratePerSec;
   if (analysis.kind !== 'plateau.analysis' || typeof rate !== 'number' || rate <= 0) {
     throw new PlateauError(ERROR_CODES.INPUT, `${analysisPath} records no safe limit`, {
