@@ -2,13 +2,16 @@
 //
 // One reference service with SHED=off (a queue that never refuses) against one embedded
 // PostgreSQL, offered a constant rate above its pool's ceiling for each round, while a
-// poller reads, once a second, the whole `GET /steps` report, `GET /steps/live`, or nothing.
+// poller reads, once a second, the whole `GET /steps` report, `GET /steps/live`, what
+// `plateau run`'s progress line reads (`GET /steps/live` plus the engine's REST API:
+// /v1/status, /v1/metrics/http_reqs, /v1/metrics/dropped_iterations), or nothing.
 // Rounds alternate, and the queue is let drain between them. Measured from the service's own
 // figures: served per second (its timeline, after the round's first 5 s) and the query p95
 // it saw (its bucket), which would stay at the database's ~50 ms if reading cost nothing.
 //
 //   npm run bench:steps-poll -- [rate=90] [roundSeconds=20] [rounds=1]
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import type { ServerLiveReport, ServerStepReport } from '../contract/index.ts';
@@ -18,7 +21,22 @@ import { openDatabase } from '../harness/db/database.ts';
 
 const [rate = 90, roundSeconds = 20, rounds = 1] = process.argv.slice(2).map(Number);
 const bin = fileURLToPath(new URL('../bin/plateau.js', import.meta.url));
-const MODES = ['steps', 'live', 'none'] as const;
+const MODES = ['steps', 'live', 'progress', 'none'] as const;
+const POLL_NAMES = {
+  steps: 'GET /steps',
+  live: 'GET /steps/live',
+  progress: 'GET /steps/live + engine /v1/status, /v1/metrics/{http_reqs,dropped_iterations}',
+  none: 'none',
+} as const;
+
+/** A loopback port free now, for the engine's --address. */
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
 
 const getJson = async <T>(url: string, method = 'GET'): Promise<T> => {
   const res = await request(url, { method });
@@ -47,14 +65,25 @@ try {
   for (let round = 0; round < rounds; round++) {
     for (const mode of MODES) {
       await getJson(`${url}/steps/reset`, 'POST');
+      const port = await freePort();
+      const engineApi = `http://127.0.0.1:${port}`;
+      const reads: Record<(typeof MODES)[number], string[]> = {
+        steps: [`${url}/steps`],
+        live: [`${url}/steps/live`],
+        progress: [
+          `${url}/steps/live`,
+          `${engineApi}/v1/status`,
+          `${engineApi}/v1/metrics/http_reqs`,
+          `${engineApi}/v1/metrics/dropped_iterations`,
+        ],
+        none: [],
+      };
       const poll =
         mode === 'none'
           ? undefined
-          : setInterval(
-              () =>
-                void getJson(`${url}/${mode === 'steps' ? 'steps' : 'steps/live'}`).catch(() => undefined),
-              1000,
-            );
+          : setInterval(() => {
+              for (const read of reads[mode]) void getJson(read).catch(() => undefined);
+            }, 1000);
       const engine = spawn(
         process.execPath,
         [
@@ -65,6 +94,8 @@ try {
           script!.outFile,
           '-q',
           '--no-summary',
+          '--address',
+          `127.0.0.1:${port}`,
           ...['-e', `BASE_URL=${url}`, '-e', `RATE=${rate}`, '-e', `DURATION=${roundSeconds}s`],
           ...['-e', `PREALLOCATED_VUS=${rate * roundSeconds}`, '-e', `MAX_VUS=${rate * roundSeconds}`],
         ],
@@ -77,7 +108,7 @@ try {
       // The round's requests: the busiest bucket (the script's step tag, or `untagged`).
       const bucket = [...report.steps].sort((a, b) => b.requests - a.requests)[0];
       results.push({
-        poll: mode === 'steps' ? 'GET /steps' : mode === 'live' ? 'GET /steps/live' : 'none',
+        poll: POLL_NAMES[mode],
         rate,
         servedPerSec:
           Math.round((seconds.reduce((a, p) => a + p.served, 0) / Math.max(1, seconds.length)) * 10) / 10,

@@ -15,6 +15,8 @@ export const EXIT_CODES = {
   invalidConfig: 104,
   /** Stopped by SIGINT/SIGTERM; what was gathered is kept (k6: 105). */
   interrupted: 105,
+  /** The REST API could not listen on the --address given (k6: 106). */
+  restApiFailed: 106,
   /** The script could not load, or threw in init, setup or teardown (k6: 107). */
   scriptException: 107,
   /** exec.test.abort() (k6: 108). */

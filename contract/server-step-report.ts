@@ -148,6 +148,12 @@ export interface TimelinePoint {
   waitingMean: number;
   waitingMax: number;
   cpuPct: number;
+  /**
+   * p95 of the handler time (arrival to last byte) of the responses completed in this
+   * second, ms, to about 4 % (a coarse log histogram; `handlerMs` per step is the exact
+   * one); null in a second without responses; absent from services that predate it.
+   */
+  handlerP95Ms?: number | null;
 }
 
 /** The service settings that analysis needs to interpret the figures. */

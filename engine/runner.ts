@@ -24,6 +24,13 @@ import type { Output } from './output/output.ts';
 import { ScenarioBreakdown } from './output/scenario-breakdown.ts';
 import { buildSummaryData, type SummaryData, summaryExport } from './output/summary.ts';
 import { renderTextSummary, textSummaryInput } from './output/text-summary.ts';
+import {
+  EXECUTION_STATUS,
+  type ExecutionStatus,
+  type RestAddress,
+  type RestApi,
+  startRestApi,
+} from './rest-api.ts';
 import { ExecutionTuple, parseSegment, parseSequence } from './schedule/execution-segment.ts';
 import { TestInstance } from './test-instance.ts';
 import {
@@ -93,6 +100,12 @@ export interface RunConfig {
   warmUp?: boolean;
   /** Called every second while scenarios run. */
   onProgress?: (progress: Progress) => void;
+  /**
+   * k6's --address: serve k6's REST API subset (rest-api.ts) there from before the script
+   * loads until the run ends. Off when absent (k6 v0.x listens on localhost:6565 by default).
+   * A port that cannot be had ends the run with 106, as in k6.
+   */
+  restAddress?: RestAddress;
 }
 
 /** k6's summary modes (v1 also had `legacy`, the pre-1.0 layout; v2 dropped it). */
@@ -134,6 +147,21 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
     summary,
     durationMs: Date.now() - startedMs,
   });
+  // Where the run is, for the REST API's /v1/status.
+  let status: ExecutionStatus = EXECUTION_STATUS.created;
+  let restApi: RestApi | undefined;
+  if (config.restAddress) {
+    try {
+      restApi = await startRestApi(config.restAddress, { registry, runtime, status: () => status });
+    } catch (error) {
+      const { host, port } = config.restAddress;
+      const message = `the REST API cannot listen on ${host}:${port}: ${describe(error)}`;
+      logger.log('error', `${message}\nchoose another --address (a free port), or leave --address out`);
+      config.signal?.removeEventListener('abort', stopExternally);
+      await instance.close();
+      return result(EXIT_CODES.restApiFailed, message);
+    }
+  }
 
   try {
     // Init: load the script with the engine's k6 modules.
@@ -209,10 +237,13 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
     }
 
     // k6 initializes the VUs its plan needs at once before the test clock starts.
+    status = EXECUTION_STATUS.initVUs;
     const vus = instance.vuPool(tuple, maxPlannedVUs(options.scenarios, tuple));
+    status = EXECUTION_STATUS.initDone;
     // The rehearsal's garbage goes now, not amid the test's first requests (collect-garbage.ts).
     if (rehearse) collectGarbage('young');
     instance.start();
+    status = EXECUTION_STATUS.started;
     const thresholdTimer = setInterval(() => {
       const verdict = evaluateThresholds(registry, nowMs() - runtime.startMs, false);
       if (verdict.abort) {
@@ -228,6 +259,7 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
     // setup()
     const setupVu = new VirtualUser(0, 0);
     if (typeof exports.setup === 'function' && !options.noSetup) {
+      status = EXECUTION_STATUS.setup;
       const data = await runLifecycle(
         runtime,
         setupVu,
@@ -246,6 +278,7 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
         ...scenario.env,
       }),
     );
+    status = EXECUTION_STATUS.running;
     const progressTimer = config.onProgress
       ? setInterval(() => config.onProgress?.(snapshot(runtime, executors)), 1000)
       : undefined;
@@ -265,6 +298,7 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
       !options.noTeardown &&
       runtime.stopCause?.kind !== 'signal'
     ) {
+      status = EXECUTION_STATUS.teardown;
       await runLifecycle(
         runtime,
         setupVu,
@@ -293,8 +327,10 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
     }
     throw error;
   } finally {
+    status = EXECUTION_STATUS.ended;
     config.signal?.removeEventListener('abort', stopExternally);
     for (const cleanup of cleanups) await cleanup();
+    await restApi?.close();
     await instance.close();
   }
 }

@@ -1,8 +1,12 @@
 // `plateau engine run` as a process: k6's flags, exit codes, and SIGINT keeping the data.
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
+import { request } from 'undici';
 import { plateau } from './helpers/cli.ts';
 import { writeScript } from './helpers/engine.ts';
 import { childCommandLines } from './helpers/processes.ts';
@@ -309,24 +313,13 @@ export default async function () { await http.asyncRequest('GET', __ENV.TARGET +
       collectors: { csv: { fileName: 'x.csv' } },
     }),
   );
-  const run = await engineRun(script, [
-    '-e',
-    `TARGET=${server.url}`,
-    '-c',
-    config,
-    '--dns',
-    'ttl=1m',
-    '-l',
-    '--address',
-    'localhost:6565',
-  ]);
+  const run = await engineRun(script, ['-e', `TARGET=${server.url}`, '-c', config, '--dns', 'ttl=1m', '-l']);
   assert.equal(run.code, 0, run.stderr);
   // The config file's iterations apply (the script sets none); the script's userAgent outranks it.
   assert.equal(server.requests.length, 3);
   assert.equal(server.requests[0]?.headers['user-agent'], 'from-the-script');
   assert.match(run.stderr, /options\.dns is not applied by the embedded engine/);
   assert.match(run.stderr, /options\.linger is not applied/);
-  assert.match(run.stderr, /--address is not applied: the embedded engine has no REST API/);
   assert.ok(!/collectors/.test(run.stderr), 'collectors pass silently');
 
   const flagWins = await engineRun(script, [
@@ -486,5 +479,70 @@ export default function () {}
     assert.match(result.stderr, /STEPS "abc" is not accepted/);
     assert.match(result.stderr, /script\.js:3:\d+/, 'the line that threw, in the script');
     assert.doesNotMatch(result.stderr, /node:internal|engine\/js\/loader/, 'no engine frames');
+  }
+});
+
+test("--address serves k6's REST API while the test runs; a bad address exits 104, a taken port 106", async () => {
+  const server = await startTestServer();
+  const script = await writeScript(`
+import http from 'k6/http';
+export const options = { scenarios: { car: { executor: 'constant-arrival-rate', rate: 20, duration: '3s', preAllocatedVUs: 2 } } };
+export default async function () { await http.asyncRequest('GET', __ENV.TARGET + '/'); }`);
+  const taken = createServer().listen(0, '127.0.0.1');
+  await once(taken, 'listening');
+  const takenPort = (taken.address() as AddressInfo).port;
+  try {
+    // A free port: listen on 0, close, hand it over (what the harness does).
+    const probe = createServer().listen(0, '127.0.0.1');
+    await once(probe, 'listening');
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise((resolve) => probe.close(resolve));
+    let seen: { status: number; count: number } | undefined;
+    const run = await plateau(
+      ['engine', 'run', script, '-q', '-e', `TARGET=${server.url}`, '--address', `127.0.0.1:${port}`],
+      {
+        onStart: () => {
+          const poll = setInterval(async () => {
+            try {
+              const status = await request(`http://127.0.0.1:${port}/v1/status`);
+              const reqs = await request(`http://127.0.0.1:${port}/v1/metrics/http_reqs`);
+              const state = (await status.body.json()) as { data: { attributes: { status: number } } };
+              const body = (await reqs.body.json()) as {
+                data?: { attributes: { sample: { count: number } } };
+              };
+              if (state.data.attributes.status === 7 && body.data) {
+                seen = { status: 7, count: body.data.attributes.sample.count };
+                clearInterval(poll);
+              }
+            } catch {
+              // not listening yet, or already closed
+            }
+          }, 200);
+          setTimeout(() => clearInterval(poll), 15_000).unref();
+        },
+      },
+    );
+    assert.equal(run.code, 0, run.stderr);
+    assert.ok(seen && seen.count > 0, 'http_reqs read while the scenario ran');
+
+    const bad = await engineRun(script, ['--address', 'localhost'], {});
+    assert.equal(bad.code, 104);
+    assert.match(bad.stderr, /--address: "localhost" is not host:port/);
+    const badEnv = await engineRun(script, [], { K6_ADDRESS: 'nowhere:99999' });
+    assert.equal(badEnv.code, 104);
+    assert.match(badEnv.stderr, /K6_ADDRESS: "nowhere:99999" is not host:port/);
+
+    const before = server.requests.length;
+    const busy = await engineRun(script, [
+      '-e',
+      `TARGET=${server.url}`,
+      '--address',
+      `127.0.0.1:${takenPort}`,
+    ]);
+    assert.equal(busy.code, 106, busy.stderr);
+    assert.match(busy.stderr, /the REST API cannot listen on 127\.0\.0\.1:\d+/);
+    assert.equal(server.requests.length, before, 'the run with the taken port sent nothing');
+  } finally {
+    taken.close();
   }
 });

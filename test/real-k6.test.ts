@@ -7,8 +7,10 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { request } from 'undici';
 import type { AnalysisResult, GeneratorCpuReport } from '../contract/index.ts';
 import { buildK6Scripts } from '../harness/build-scripts.ts';
+import { freeLoopbackPort, metricCount, STATUS_RUNNING, statusOf } from '../harness/study/load-api.ts';
 import { plateau } from './helpers/cli.ts';
 import { type EngineName, type EngineOutcome, findRealK6, runEngine } from './helpers/real-k6.ts';
 import { SMALL_STUDY } from './helpers/small-study.ts';
@@ -569,5 +571,100 @@ export default function (): void {
     server.requests.every(
       (r) => r.url !== '/own' || /^(r010|r020|drain|recovery)$/.test(String(r.headers['x-load-step'])),
     ),
+  );
+});
+
+/** A value's shape: its type, and for an object the shapes of its keys (sorted). */
+function shapeOf(value: unknown): unknown {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return value.map(shapeOf);
+  if (typeof value === 'object')
+    return Object.fromEntries(
+      Object.entries(value as Record<string, unknown>)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([k, v]) => [k, shapeOf(v)]),
+    );
+  return typeof value;
+}
+
+test("--address: /v1/status and /v1/metrics/{id} answer the fields the study reads in k6's shapes, on both", {
+  skip,
+}, async () => {
+  // One VU for 50 starts/s, each holding it 100 ms: most starts drop, so dropped_iterations
+  // has samples, which k6 lists only once one arrives (404 before).
+  const server = await startTestServer();
+  const script = join(dir, 'rest-api.js');
+  await writeFile(
+    script,
+    `import http from 'k6/http';
+import { sleep } from 'k6';
+export const options = { scenarios: { s: { executor: 'constant-arrival-rate', rate: 50, duration: '3s', preAllocatedVUs: 1, maxVUs: 1 } } };
+export default function () { http.get('${server.url}/'); sleep(0.1); }
+`,
+  );
+  const answers: Record<EngineName, Record<string, { status: number; body: unknown }>> = {
+    embedded: {},
+    k6: {},
+  };
+  for (const engine of ['embedded', 'k6'] as const) {
+    const port = await freeLoopbackPort();
+    const base = `http://127.0.0.1:${port}`;
+    const seen = answers[engine];
+    const get = async (path: string) => {
+      const res = await request(`${base}${path}`);
+      return { status: res.statusCode, body: await res.body.json() };
+    };
+    let poll: NodeJS.Timeout | undefined;
+    const outcome = await runEngine(
+      engine,
+      k6!,
+      script,
+      ['--address', `127.0.0.1:${port}`],
+      await mkdtemp(join(dir, 'rest-')),
+      {
+        onStart: () => {
+          poll = setInterval(async () => {
+            try {
+              const [status, reqs, dropped, none] = await Promise.all(
+                [
+                  '/v1/status',
+                  '/v1/metrics/http_reqs',
+                  '/v1/metrics/dropped_iterations',
+                  '/v1/metrics/no_such_metric',
+                ].map(get),
+              );
+              if (statusOf(status!.body)?.status !== STATUS_RUNNING) return;
+              seen.status = status!;
+              if (reqs!.status === 200) seen.reqs = reqs!;
+              if (dropped!.status === 200) seen.dropped = dropped!;
+              seen.none = none!;
+            } catch {
+              // not listening yet, or already closed
+            }
+          }, 150);
+        },
+      },
+    );
+    clearInterval(poll);
+    assert.ok(outcome.code === 0, failure(outcome));
+    for (const key of ['status', 'reqs', 'dropped', 'none'])
+      assert.ok(seen[key], `${engine}: ${key} read while running`);
+    // What the study reads out of them.
+    assert.ok((metricCount(seen.reqs!.body) ?? 0) > 0, `${engine}: http_reqs count`);
+    assert.ok((metricCount(seen.dropped!.body) ?? 0) > 0, `${engine}: dropped_iterations count`);
+    assert.equal(typeof statusOf(seen.status!.body)?.vus, 'number');
+  }
+  for (const key of ['status', 'reqs', 'dropped']) {
+    assert.deepEqual(shapeOf(answers.embedded[key]!.body), shapeOf(answers.k6[key]!.body), key);
+  }
+  assert.deepEqual(answers.embedded.none, answers.k6.none, 'the same 404 for a metric without samples');
+  const attributes = (body: unknown) =>
+    (body as { data: { id: string; attributes: Record<string, unknown> } }).data;
+  assert.deepEqual(
+    {
+      id: attributes(answers.embedded.reqs!.body).id,
+      type: attributes(answers.embedded.reqs!.body).attributes.type,
+    },
+    { id: attributes(answers.k6.reqs!.body).id, type: attributes(answers.k6.reqs!.body).attributes.type },
   );
 });

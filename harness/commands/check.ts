@@ -8,6 +8,7 @@ import { parseServiceConfig } from '../../target-service/config.ts';
 import { CONFIG_NAMES, withConfigFile } from '../config-file.ts';
 import { setSignalPolicy } from '../lifecycle.ts';
 import { type CheckPlan, readRecordedLimit, runCheck, writeJunit } from '../study/check.ts';
+import { stderrReporter } from '../study/progress-reporter.ts';
 import {
   addRequestOptions,
   planRequest,
@@ -188,14 +189,10 @@ when interrupted, 1 when the check could not run.`,
         onSignal: () => stop.abort(),
         drain: () => finished,
       });
-      const running = runCheck(plan, {
-        signal: stop.signal,
-        progress: (phase) => {
-          if (!flags.quiet) process.stderr.write(`${phase}\n`);
-        },
-      });
+      const reporter = stderrReporter(flags.quiet === true);
+      const running = runCheck(plan, { signal: stop.signal, onProgress: (p) => reporter.report(p) });
       finished = running;
-      const result = await running;
+      const result = await running.finally(() => reporter.finish());
       if (flags.junit) await writeJunit(flags.junit, result, plan.ratePerSec);
       if (flags.json) {
         process.stdout.write(`${JSON.stringify({ ...result, ratePerSec: plan.ratePerSec }, null, 2)}\n`);

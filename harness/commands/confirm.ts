@@ -8,6 +8,7 @@ import { ERROR_CODES, EXIT_CODES, PlateauError, type RunManifest } from '../../c
 import { writeFileAtomic } from '../../lib/atomic-write.ts';
 import { formatDuration } from '../../scripts/lib/settings.ts';
 import { setSignalPolicy } from '../lifecycle.ts';
+import { stderrReporter } from '../study/progress-reporter.ts';
 import { addRequestOptions, requestFlags } from '../study/request-options.ts';
 import { runStudy } from '../study/study.ts';
 import { planStudy, type RunFlags } from '../study/study-options.ts';
@@ -112,15 +113,10 @@ the new run's record. A limit is confirmed when changing it alone moved the plat
         onSignal: () => stop.abort(),
         drain: () => finished,
       });
-      const running = runStudy(plan, {
-        signal: stop.signal,
-        onProgress: (p) => {
-          if (!plan.quiet && p.notice) process.stderr.write(`${p.notice}\n`);
-          else if (!plan.quiet && p.phase !== 'load') process.stderr.write(`${p.phase}\n`);
-        },
-      });
+      const reporter = stderrReporter(plan.quiet === true);
+      const running = runStudy(plan, { signal: stop.signal, onProgress: (p) => reporter.report(p) });
       finished = running;
-      const result = await running;
+      const result = await running.finally(() => reporter.finish());
       if (!result.output) return;
       const comparison = compareRuns(before, { analysis: result.output.analysis, manifest: result.manifest });
       const record = renderRecord(

@@ -130,6 +130,14 @@ const OUTPUT_FLAGS: EngineFlag[] = [
   },
   { flags: '-q, --quiet', kind: 'switch', group: 'run', description: 'no progress output' },
   {
+    flags: '-a, --address <address>',
+    kind: 'text',
+    group: 'run',
+    env: 'K6_ADDRESS',
+    description:
+      "serve k6's REST API there (host:port): GET /v1/status, /v1/metrics and /v1/metrics/{id}, read-only; off when not given (k6 v0.x: on at localhost:6565)",
+  },
+  {
     flags: '--no-warm-up',
     kind: 'switch',
     group: 'run',
@@ -376,12 +384,6 @@ const K6_ONLY_FLAGS: EngineFlag[] = [
     kind: 'switch',
     group: 'k6-only',
     description: "accepted for k6's command lines; the engine reports nothing anywhere",
-  },
-  {
-    flags: '-a, --address <address>',
-    kind: 'text',
-    group: 'k6-only',
-    description: "accepted for k6's command lines; the engine has no REST API (warned)",
   },
   {
     flags: '-p, --paused',

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { type ConfigProblem, ERROR_CODES, EXIT_CODES, PlateauError } from '../../contract/index.ts';
 import type { OptionOverrides } from '../../engine/config/options.ts';
 import { type LogFormat, type Logger, stderrLogger, withoutDebug } from '../../engine/js/logger.ts';
+import { parseRestAddress } from '../../engine/rest-api.ts';
 import {
   type OutputSpec,
   type Progress,
@@ -278,10 +279,17 @@ Examples:
       const logs = cliLogger(text('--log-output'), flags.on('--verbose'), problems, text('--log-format'));
       const summaryMode = parseSummaryMode(flags, problems);
       const trendStats = flags.get('--summary-trend-stats') as string[] | undefined;
+      // k6's REST API subset, only when asked for (an empty value, as in k6 v2, turns it off).
+      const address = text('--address');
+      const restAddress =
+        address === undefined || address === ''
+          ? undefined
+          : parseRestAddress(
+              address,
+              problems,
+              flags.source('--address') === 'env' ? 'K6_ADDRESS' : '--address',
+            );
       checkFlags(problems);
-      if (text('--address') !== undefined) {
-        logs.logger.log('warning', '--address is not applied: the embedded engine has no REST API');
-      }
       const stop = new AbortController();
       const interactive = process.stderr.isTTY === true && !flags.on('--quiet');
       const summaryExport = text('--summary-export');
@@ -309,6 +317,7 @@ Examples:
           ...(sequence ? { executionSegmentSequence: sequence } : {}),
         },
         warmUp: !flags.on('--no-warm-up'),
+        ...(restAddress ? { restAddress } : {}),
         signal: stop.signal,
         ...(interactive
           ? { onProgress: (p: Progress) => process.stderr.write(`\r\x1b[K${formatProgress(p)}`) }

@@ -4,17 +4,12 @@ import { type Command, Option } from 'commander';
 import { EXIT_CODES } from '../../contract/index.ts';
 import { CONFIG_NAMES, markConfigSources, withConfigFile } from '../config-file.ts';
 import { setSignalPolicy } from '../lifecycle.ts';
+import { stderrReporter } from '../study/progress-reporter.ts';
 import { addRequestOptions } from '../study/request-options.ts';
-import { runStudy, type StudyProgress } from '../study/study.ts';
+import { runStudy } from '../study/study.ts';
 import { planStudy, type RunFlags, SETTABLE_KEYS, STUDY_DEFAULTS } from '../study/study-options.ts';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
-
-function progressLine(p: StudyProgress): string {
-  if (p.phase !== 'load') return `${p.phase}…`;
-  if (!p.step) return `load: ${p.secondsLeft ?? '?'} s left`;
-  return `step ${p.step}  ${p.secondsLeft} s left  served ${p.servedPerSec}/s  shed ${p.shedPerSec}/s  checked out ${p.checkedOut?.toFixed(1)}  waiting ${p.waiting?.toFixed(1)}`;
-}
 
 export function registerRun(program: Command): void {
   const run = program
@@ -110,18 +105,11 @@ Examples:
         onSignal: () => stop.abort(),
         drain: () => finished,
       });
-      const interactive = process.stderr.isTTY === true && !plan.quiet;
-      const running = runStudy(plan, {
-        signal: stop.signal,
-        onProgress: (p) => {
-          if (p.notice && !plan.quiet) process.stderr.write(`${interactive ? '\r\x1b[K' : ''}${p.notice}\n`);
-          if (interactive) process.stderr.write(`\r\x1b[K${progressLine(p)}`);
-          else if (!plan.quiet && p.phase !== 'load') process.stderr.write(`${p.phase}\n`);
-        },
-      });
+      // Progress goes to stderr only: with --json, stdout carries the JSON alone.
+      const reporter = stderrReporter(plan.quiet === true);
+      const running = runStudy(plan, { signal: stop.signal, onProgress: (p) => reporter.report(p) });
       finished = running;
-      const result = await running;
-      if (interactive) process.stderr.write('\r\x1b[K');
+      const result = await running.finally(() => reporter.finish());
       const where = relative(process.cwd(), result.runDir) || result.runDir;
       if (plan.json) {
         process.stdout.write(

@@ -9,9 +9,13 @@ import {
   type StudyRequest,
 } from '../../contract/index.ts';
 import { writeFileAtomic } from '../../lib/atomic-write.ts';
+import { parseServiceConfig } from '../../target-service/config.ts';
 import { buildK6Scripts } from '../build-scripts.ts';
 import { stopChild } from './child.ts';
 import { vetK6Binary } from './k6-binary.ts';
+import { LiveFigures, loadStarted, progressFromSample, STARTING_PHASE } from './live-figures.ts';
+import { freeLoopbackPort, LoadApiClient } from './load-api.ts';
+import type { StudyProgress } from './progress-line.ts';
 import { requestEnv } from './request-options.ts';
 import { createRunDir } from './run-dir.ts';
 import { scriptEntry } from './study-options.ts';
@@ -128,12 +132,16 @@ export async function readRecordedLimit(path: string): Promise<{
   };
 }
 
-/** Runs the constant-rate check; exit 0 when every threshold holds, 99 when one is crossed. */
+/**
+ * Runs the constant-rate check; exit 0 when every threshold holds, 99 when one is crossed.
+ * `onProgress` gets the phases, then a load snapshot each second (as the study's).
+ */
 export async function runCheck(
   plan: CheckPlan,
-  options: { signal?: AbortSignal; progress?: (phase: string) => void } = {},
+  options: { signal?: AbortSignal; onProgress?: (p: StudyProgress) => void } = {},
 ): Promise<CheckResult> {
-  const progress = options.progress ?? (() => undefined);
+  const report = options.onProgress ?? (() => undefined);
+  const progress = (phase: string) => report({ phase });
   if (plan.engine === 'k6') vetK6Binary(plan.k6Bin);
   const { dir } = await createRunDir(plan.out);
   let target: ReferenceTarget | undefined;
@@ -154,6 +162,7 @@ export async function runCheck(
     if (bodyFile && body && 'text' in body) await writeFileAtomic(bodyFile, body.text);
     progress(`checking ${plan.ratePerSec}/s for ${plan.durationSeconds} s`);
     const vus = Math.max(10, Math.ceil(plan.ratePerSec / 2));
+    const apiPort = await freeLoopbackPort();
     const { child, command } = startLoad({
       engine: plan.engine,
       k6Bin: plan.k6Bin,
@@ -173,10 +182,28 @@ export async function runCheck(
       csv: join(dir, 'k6.csv.gz'),
       summary: join(dir, 'summary.json'),
       dir,
+      address: `127.0.0.1:${apiPort}`,
     });
+    const spawnedMs = Date.now();
     const onAbort = () => child.child.kill('SIGINT');
     options.signal?.addEventListener('abort', onAbort, { once: true });
+    // The service's live figures when it has them (the reference service does; a target may not).
+    const live = new LiveFigures({ serviceUrl: url, load: new LoadApiClient(`http://127.0.0.1:${apiPort}`) });
+    const poolMax = plan.target ? null : parseServiceConfig(plan.service).config.poolMax;
+    live.start((sample) => {
+      if (!loadStarted(sample)) return report({ phase: STARTING_PHASE });
+      const elapsedSeconds = (Date.now() - (sample.runningSinceMs ?? spawnedMs)) / 1000;
+      report(
+        progressFromSample(sample, {
+          step: 'check',
+          offeredPerSec: plan.ratePerSec,
+          secondsLeft: Math.max(0, Math.round(plan.durationSeconds - elapsedSeconds)),
+          poolMax,
+        }),
+      );
+    });
     const code = await child.exited;
+    live.stop();
     options.signal?.removeEventListener('abort', onAbort);
     await stopChild(child);
     if (!LOAD_FINISHED_CODES.includes(code)) throw loadFailure(plan.engine, command, code, child);

@@ -4,23 +4,34 @@ import { cpus, platform, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { type AnalysisOutput, analyzePath } from '../../analysis/analyze-run.ts';
+import { offeredFromTag } from '../../analysis/step-tags.ts';
 import {
   ERROR_CODES,
   EXIT_CODES,
   LOAD_FINISHED_CODES,
   PlateauError,
   type RunManifest,
-  type ServerLiveReport,
   type ServerStepReport,
   type VuSizing,
 } from '../../contract/index.ts';
 import { writeFileAtomic } from '../../lib/atomic-write.ts';
 import { PLATEAU_VERSION } from '../../lib/version.ts';
+import { type RampPlan, stepAt } from '../../scripts/lib/steps.ts';
 import { parseServiceConfig } from '../../target-service/config.ts';
 import { buildK6Scripts, PROJECT_ROOT } from '../build-scripts.ts';
 import { type LoggedChild, stopChild } from './child.ts';
 import { GeneratorProbe } from './generator-probe.ts';
 import { requireK6For, vetK6Binary } from './k6-binary.ts';
+import {
+  LiveFigures,
+  type LiveSample,
+  loadStarted,
+  type PlannedNow,
+  progressFromSample,
+  STARTING_PHASE,
+} from './live-figures.ts';
+import { freeLoopbackPort, LoadApiClient } from './load-api.ts';
+import type { StudyProgress } from './progress-line.ts';
 import { requestEnv } from './request-options.ts';
 import { createRunDir, writeManifest } from './run-dir.ts';
 import { type StudyPlan, scriptEntry, scriptEnv } from './study-options.ts';
@@ -33,18 +44,7 @@ import {
 } from './target.ts';
 import { planVus, resizeAfterDrops, type SizingInputs } from './vu-sizing.ts';
 
-/** What the study reports while it runs. */
-export interface StudyProgress {
-  phase: string;
-  /** A line the user must see even on a live display (printed on its own line). */
-  notice?: string;
-  step?: string;
-  secondsLeft?: number;
-  servedPerSec?: number;
-  shedPerSec?: number;
-  checkedOut?: number;
-  waiting?: number;
-}
+export type { StudyProgress } from './progress-line.ts';
 
 /** How a study ended. */
 export interface StudyResult {
@@ -146,21 +146,6 @@ async function fetchSteps(url: string): Promise<ServerStepReport | undefined> {
     }
     const body = (await res.body.json()) as ServerStepReport;
     return body.kind === 'plateau.server-steps' ? body : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The service's live figures; 'absent' when it has no `/steps/live` (then stop asking). */
-async function fetchLive(url: string): Promise<ServerLiveReport | 'absent' | undefined> {
-  try {
-    const res = await request(`${url}/steps/live`, { headersTimeout: 2000, bodyTimeout: 2000 });
-    if (res.statusCode !== 200) {
-      await res.body.dump();
-      return res.statusCode === 404 ? 'absent' : undefined;
-    }
-    const body = (await res.body.json()) as ServerLiveReport;
-    return body.kind === 'plateau.server-live' ? body : 'absent';
   } catch {
     return undefined;
   }
@@ -284,6 +269,8 @@ async function runOnce(
 
     await writeManifest(dir, manifest);
 
+    // The generator's REST API (real k6's and the engine's), for sent/s and drops/s.
+    const apiPort = await freeLoopbackPort();
     const started = startLoad({
       engine: plan.engine,
       k6Bin: plan.k6Bin,
@@ -293,46 +280,30 @@ async function runOnce(
       summary: join(dir, 'summary.json'),
       dir,
       csvMilliseconds: k6CsvMilliseconds(manifest.engine.version),
+      address: `127.0.0.1:${apiPort}`,
     });
     load = started.child;
     if (load.child.pid !== undefined) probe = new GeneratorProbe(load.child.pid, plan.engine).start();
 
-    const totalSeconds =
-      plan.model === 'closed'
-        ? plan.vusLevels.length * plan.holdSeconds + (plan.recoveryVus > 0 ? plan.recoverySeconds : 0)
-        : plan.steps.length * plan.holdSeconds + plan.recoverySeconds;
-    const startedMs = Date.now();
+    const spawnedMs = Date.now();
     const onAbort = () => load?.child.kill('SIGINT');
     options.signal?.addEventListener('abort', onAbort, { once: true });
-    // The live figures come from `GET /steps/live`, constant time on the service: polling
-    // the whole report instead stalled its event loop and lowered the plateau it measured
-    // (docs/instrumentation.md, "Reading it during a run").
-    let polling = hasSteps;
-    const ticker = setInterval(async () => {
-      const live = polling ? await fetchLive(url) : undefined;
-      if (live === 'absent') polling = false;
-      const last = live && live !== 'absent' ? live.last : undefined;
-      if (last?.step) manifest.reachedStep = last.step;
-      progress({
-        phase: 'load',
-        secondsLeft: Math.max(0, Math.round(totalSeconds - (Date.now() - startedMs) / 1000)),
-        ...(last
-          ? {
-              step: last.step ?? '',
-              servedPerSec: last.served,
-              shedPerSec: last.shed,
-              checkedOut: last.checkedOutMean,
-              waiting: last.waitingMean,
-            }
-          : {}),
-      });
-    }, 1000);
+    const live = new LiveFigures({
+      serviceUrl: hasSteps ? url : undefined,
+      load: new LoadApiClient(`http://127.0.0.1:${apiPort}`),
+    });
+    live.start((sample) => {
+      const server = sample.server?.last?.step ?? sample.server?.step;
+      if (server) manifest.reachedStep = server;
+      if (!loadStarted(sample)) progress({ phase: STARTING_PHASE });
+      else progress(progressFromSample(sample, plannedNow(plan, sample, spawnedMs, serviceConfig.poolMax)));
+    });
     const targetDied = target?.service.exited.then((code) => code);
     const first = await Promise.race([
       load.exited.then((code) => ({ who: 'engine', code })),
       ...(targetDied ? [targetDied.then((code) => ({ who: 'service', code }))] : []),
     ]);
-    clearInterval(ticker);
+    live.stop();
     options.signal?.removeEventListener('abort', onAbort);
     if (first.who === 'service') {
       await stopChild(load, 'SIGINT', 20_000);
@@ -378,4 +349,51 @@ async function runOnce(
   }
   if (failure && !interrupted) throw Object.assign(failure, { runDir: dir });
   return { runDir: dir, manifest, output, exitCode: interrupted ? EXIT_CODES.interrupted : EXIT_CODES.ok };
+}
+
+/**
+ * Where the plan is now: the step the service last reported (else the plan's step for the
+ * time since the generator started its scenarios, else since it was spawned), its target
+ * rate (the recovery rate for `drain` and `recovery`), and the seconds left.
+ */
+export function plannedNow(
+  plan: StudyPlan,
+  sample: LiveSample,
+  spawnedMs: number,
+  poolMax: number | null,
+  nowMs = Date.now(),
+): PlannedNow {
+  const ramp: RampPlan = {
+    ratesPerSec: plan.steps,
+    holdSeconds: plan.holdSeconds,
+    rampSeconds: plan.rampSeconds,
+    recoveryRatePerSec: plan.recoveryRatePerSec,
+    recoverySeconds: plan.recoverySeconds,
+  };
+  const elapsedSeconds = (nowMs - (sample.runningSinceMs ?? spawnedMs)) / 1000;
+  if (plan.model === 'closed') {
+    // Levels of clients: no offered rate; the step tag (c008) names the clients.
+    const total =
+      plan.vusLevels.length * plan.holdSeconds + (plan.recoveryVus > 0 ? plan.recoverySeconds : 0);
+    const index = Math.min(
+      plan.vusLevels.length - 1,
+      Math.floor(Math.max(0, elapsedSeconds) / plan.holdSeconds),
+    );
+    return {
+      step:
+        sample.server?.last?.step ??
+        sample.server?.step ??
+        `c${String(plan.vusLevels[index]).padStart(3, '0')}`,
+      secondsLeft: Math.max(0, Math.round(total - elapsedSeconds)),
+      poolMax: plan.target ? null : poolMax,
+    };
+  }
+  const totalSeconds = plan.steps.length * plan.holdSeconds + plan.recoverySeconds;
+  const step = sample.server?.last?.step ?? sample.server?.step ?? stepAt(elapsedSeconds, ramp);
+  return {
+    step,
+    offeredPerSec: offeredFromTag(step) ?? plan.recoveryRatePerSec,
+    secondsLeft: Math.max(0, Math.round(totalSeconds - elapsedSeconds)),
+    poolMax: plan.target ? null : poolMax,
+  };
 }

@@ -80,6 +80,8 @@ export function startLoad(options: {
   dir: string;
   /** Whether this k6 writes millisecond CSV stamps (see k6CsvMilliseconds); the engine always does. */
   csvMilliseconds?: boolean;
+  /** `host:port` for the REST API (`--address`, the same flag on both engines); none by default. */
+  address?: string;
 }): { child: LoggedChild; command: string } {
   const flags = Object.entries(options.env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
   // Millisecond stamps place each response in its step's window exactly (k6 ≥ 0.44 has them).
@@ -87,7 +89,12 @@ export function startLoad(options: {
     options.engine === 'embedded' || options.csvMilliseconds === true
       ? `csv=fileName=${options.csv},timeFormat=unix_milli`
       : `csv=${options.csv}`;
-  const outputs = ['--out', csv, `--summary-export=${options.summary}`];
+  const outputs = [
+    '--out',
+    csv,
+    `--summary-export=${options.summary}`,
+    ...(options.address ? ['--address', options.address] : []),
+  ];
   const [command, args] =
     options.engine === 'embedded'
       ? [

@@ -221,3 +221,28 @@ test('a summary is kept until a value arrives, then recomputed', () => {
   assert.equal(wait.count, 2);
   assert.ok(Math.abs(wait.max - 2500) < 2.5, `max ${wait.max}`);
 });
+
+test("each closed second carries the p95 of its own responses' handler time, for /steps/live", () => {
+  const { clock, steps } = recorder();
+  clock.ms = 1_800_000_000_000; // on a second boundary
+  // Second 1: nineteen 10 ms responses and one at once: p95 is the 19th value, 10 ms (to 4.4 %).
+  for (let i = 0; i < 20; i++) {
+    const trace = steps.beginRequest('r020');
+    clock.advance(i === 19 ? 0 : 10);
+    trace.finish(200);
+  }
+  clock.ms = 1_800_000_001_000;
+  // Second 2: two responses of 500 ms each.
+  const slow = [steps.beginRequest('r040'), steps.beginRequest('r040')];
+  clock.advance(500);
+  for (const trace of slow) trace.finish(200);
+  clock.ms = 1_800_000_002_000;
+  steps.beginRequest('r040'); // closes second 2
+  const [first, second] = steps.report().timeline;
+  assert.ok(first!.handlerP95Ms! >= 10 && first!.handlerP95Ms! <= 10.5, String(first!.handlerP95Ms));
+  assert.ok(second!.handlerP95Ms! >= 500 && second!.handlerP95Ms! <= 522, String(second!.handlerP95Ms));
+  assert.equal(steps.live().last?.handlerP95Ms, second!.handlerP95Ms);
+  clock.advance(1000);
+  steps.beginRequest('r040');
+  assert.equal(steps.live().last?.handlerP95Ms, null, 'a second without responses has none');
+});

@@ -208,7 +208,7 @@ export class StepRecorder implements TraceSink {
     this.#advance(now);
     // Served means a success, any 2xx: 200 from the reference service, 201 or 204 elsewhere.
     const served = status >= 200 && status < 300;
-    this.#timeline.countAnswered(now, served);
+    this.#timeline.countAnswered(now, served, handlerMs);
     // The window counts go to the step current now, not to the step the request was sent in.
     const current = this.#current;
     if (current) {

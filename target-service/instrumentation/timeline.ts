@@ -1,5 +1,6 @@
 // A per-second record of the service, in a bounded ring buffer.
 import type { TimelinePoint } from '../../contract/index.ts';
+import { CoarseHistogram } from '../../lib/coarse-histogram.ts';
 import { PoolWindow } from './pool-window.ts';
 import { type Clock, type ProcessMark, type ProcessProbe, takeMark } from './process-probe.ts';
 
@@ -11,12 +12,17 @@ interface OpenSecond {
   shed: number;
   answered: number;
   expired: number;
+  /** p95 of the handler times of the responses it counted, set as it closes. */
+  handlerP95Ms: number | null;
 }
 
 /**
- * Per-second served/shed counts and exact time-weighted pool figures. Seconds close when
- * time is advanced past their end (by any event, or the recorder's 1 s tick). CPU % is
- * measured between closings: seconds closed together share the CPU used over their span.
+ * Per-second served/shed counts, exact time-weighted pool figures and the p95 handler
+ * time. Seconds close when time is advanced past their end (by any event, or the
+ * recorder's 1 s tick). CPU % is measured between closings: seconds closed together share
+ * the CPU used over their span. The p95 comes from one CoarseHistogram that the open
+ * second fills and its closing reads and empties: a fixed cost per response and per second,
+ * so `GET /steps/live`, which returns the newest closed second, stays constant time.
  */
 export class Timeline {
   readonly #capacity: number;
@@ -26,6 +32,8 @@ export class Timeline {
   #open: OpenSecond | undefined;
   #cpuMark: ProcessMark;
   readonly #admissionBusy: (() => boolean) | undefined;
+  /** The open second's handler times. */
+  readonly #handler = new CoarseHistogram();
 
   /**
    * `capacity` is the number of seconds kept (oldest dropped first); `admissionBusy`, when
@@ -51,6 +59,7 @@ export class Timeline {
     while (toMs >= (slot.t + 1) * 1000) {
       const boundary = (slot.t + 1) * 1000;
       slot.pool.add(boundary - from, checkedOut, waiting);
+      slot.handlerP95Ms = this.#takeHandlerP95();
       closed.push(slot);
       from = boundary;
       // After a long idle gap only the last `capacity` seconds can be kept anyway.
@@ -68,11 +77,15 @@ export class Timeline {
     this.#open?.pool.observe(checkedOut, waiting);
   }
 
-  /** Counts a response in the open second, and a success (2xx) as served (call after advancing to `nowMs`). */
-  countAnswered(nowMs: number, served: boolean): void {
+  /**
+   * Counts a response in the open second, a success (2xx) as served, and its handler time
+   * (arrival to last byte, ms) for the second's p95 (call after advancing to `nowMs`).
+   */
+  countAnswered(nowMs: number, served: boolean, handlerMs: number): void {
     const open = this.#openAt(nowMs);
     open.answered++;
     if (served) open.served++;
+    this.#handler.record(handlerMs);
   }
 
   /** Counts a refusal in the open second (call after advancing to `nowMs`). */
@@ -98,6 +111,7 @@ export class Timeline {
   clear(): void {
     this.#points = [];
     this.#open = undefined;
+    this.#handler.reset();
     this.#cpuMark = takeMark(this.#clock, this.#probe);
   }
 
@@ -109,7 +123,14 @@ export class Timeline {
   #newSecond(t: number, checkedOut: number, waiting: number): OpenSecond {
     const pool = new PoolWindow();
     pool.observe(checkedOut, waiting);
-    return { t, pool, served: 0, shed: 0, answered: 0, expired: 0 };
+    return { t, pool, served: 0, shed: 0, answered: 0, expired: 0, handlerP95Ms: null };
+  }
+
+  /** The open second's p95 handler time, rounded to 0.1 ms (null without responses); empties the histogram. */
+  #takeHandlerP95(): number | null {
+    const p95 = this.#handler.percentile(95);
+    this.#handler.reset();
+    return p95 === null ? null : Math.round(p95 * 10) / 10;
   }
 
   #close(seconds: OpenSecond[], step: string | null): void {
@@ -132,6 +153,7 @@ export class Timeline {
         waitingMean: Math.round(s.pool.waitingMean * 1000) / 1000,
         waitingMax: s.pool.waitingMax,
         cpuPct,
+        handlerP95Ms: s.handlerP95Ms,
       });
     }
     if (this.#points.length > this.#capacity) this.#points.splice(0, this.#points.length - this.#capacity);
