@@ -125,6 +125,8 @@ export interface TimelinePoint {
   shed: number;
   /** Responses of any status completed in this second (absent before schema 2). */
   answered?: number;
+  /** 504 answers (the caller's deadline had passed) in this second (absent before deadlines were counted). */
+  expired?: number;
   checkedOutMean: number;
   waitingMean: number;
   waitingMax: number;
