@@ -1,7 +1,8 @@
 // The entry point of analysis: the only code here that reads and writes files.
 import { createReadStream } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { createRequire } from 'node:module';
+import { basename, join, relative } from 'node:path';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import {
@@ -16,9 +17,11 @@ import {
   type VerdictCriteria,
 } from '../contract/index.ts';
 import { writeFileAtomic } from '../lib/atomic-write.ts';
+import { PLATEAU_VERSION } from '../lib/version.ts';
 import type { ClientSample, ReadStats } from './client-sample.ts';
 import { CLIENT_METRICS, ClientStepAggregator, type ClientSteps } from './client-steps.ts';
 import { decideSweep, sweepAsVerdict, sweepRows } from './closed-sweep.ts';
+import { compareRuns, type RunComparison } from './compare.ts';
 import { readK6Csv } from './k6-csv.ts';
 import { readK6Ndjson } from './k6-ndjson.ts';
 import {
@@ -28,6 +31,7 @@ import {
   renderTableText,
   type Templates,
 } from './render.ts';
+import { compileReportTemplate, type ReportAssets, type ReportRun, renderReport } from './render-report.ts';
 import {
   compileSweepTemplates,
   renderSweepRecord,
@@ -35,7 +39,9 @@ import {
   renderSweepTableText,
   type SweepTemplates,
 } from './render-sweep.ts';
+import { buildRunSeries, type SeriesSources } from './report-series.ts';
 import { buildSaturationTable, offeredFromTag } from './saturation-table.ts';
+import type { ClientSecond } from './second-series.ts';
 import { clientsFromTag, DRAIN_SECONDS } from './step-tags.ts';
 import { DEFAULT_CRITERIA, decideVerdict } from './verdict.ts';
 
@@ -55,6 +61,9 @@ export interface AnalysisOutput {
   tableMarkdown: string;
   tableText: string;
   readStats: ReadStats;
+  /** What the report's charts are drawn from besides analysis.json (see report-series.ts). */
+  seriesSources: SeriesSources;
+  manifest: RunManifest | undefined;
 }
 
 let loaded: Templates | undefined;
@@ -67,6 +76,28 @@ export async function loadTemplates(): Promise<Templates> {
     table: await readFile(new URL('table.md.hbs', dir), 'utf8'),
   });
   return loaded;
+}
+
+let reportAssets: ReportAssets | undefined;
+
+/**
+ * report.html's template and the chart library it inlines (uPlot's minified build and
+ * stylesheet, read from node_modules at render time), once per process.
+ */
+export async function loadReportAssets(): Promise<ReportAssets> {
+  if (reportAssets) return reportAssets;
+  const require = createRequire(import.meta.url);
+  const uplot = (path: string) => readFile(require.resolve(`uplot/${path}`), 'utf8');
+  const pkg = JSON.parse(await uplot('package.json')) as { version: string };
+  reportAssets = {
+    template: compileReportTemplate(
+      await readFile(new URL('../templates/report.html.hbs', import.meta.url), 'utf8'),
+    ),
+    uplotJs: await uplot('dist/uPlot.iife.min.js'),
+    uplotCss: await uplot('dist/uPlot.min.css'),
+    uplotVersion: pkg.version,
+  };
+  return reportAssets;
 }
 
 /**
@@ -212,6 +243,7 @@ export async function analyze(options: {
       readStats,
       criteria,
       notes: [...client.windows.notes, ...generatorNotes(rows)],
+      generator,
     });
   }
   const clockOffsetS = clockOffset(rows, server);
@@ -323,6 +355,8 @@ export async function analyze(options: {
     tableMarkdown: renderTableMarkdown(compiled, rows),
     tableText: renderTableText(rows),
     readStats,
+    seriesSources: { clientSeconds: clientSecondsOf(client), server, generator },
+    manifest,
   };
 }
 
@@ -338,6 +372,7 @@ async function analyzeSweep(input: {
   readStats: ReadStats;
   criteria: VerdictCriteria;
   notes: string[];
+  generator: GeneratorCpuReport | undefined;
 }): Promise<AnalysisOutput> {
   const { rows, client, manifest, server, readStats } = input;
   const load = manifest?.load;
@@ -389,6 +424,8 @@ async function analyzeSweep(input: {
     tableMarkdown: renderSweepTableMarkdown(templates, sweep),
     tableText: renderSweepTableText(sweep),
     readStats,
+    seriesSources: { clientSeconds: clientSecondsOf(client), server, generator: input.generator },
+    manifest,
   };
 }
 
@@ -402,6 +439,16 @@ async function loadSweepTemplates(): Promise<SweepTemplates> {
     table: await readFile(new URL('sweep-table.md.hbs', dir), 'utf8'),
   });
   return loadedSweep;
+}
+
+/** The client's seconds for the charts (after generator.json filled in the CPU real k6 does not report). */
+function clientSecondsOf(client: ClientSteps): ClientSecond[] {
+  return client.seconds.seconds({
+    latency: client.series.latencyBySecond(),
+    dropped: client.droppedBySecond,
+    lagMs: client.lagMsBySecond,
+    cpuPct: client.cpuPctBySecond,
+  });
 }
 
 /**
@@ -517,7 +564,87 @@ export async function analyzePath(
   await writeFileAtomic(join(path, 'analysis.json'), `${JSON.stringify(output.analysis, null, 2)}\n`);
   await writeFileAtomic(join(path, 'record.txt'), output.record);
   await writeFileAtomic(join(path, 'table.md'), output.tableMarkdown);
+  await writeFileAtomic(
+    join(path, 'report.html'),
+    renderReport(await loadReportAssets(), {
+      runs: [reportRun(output, output.record, '')],
+      generatedAt: new Date(),
+      command: `plateau report ${displayPath(path)}`,
+      plateauVersion: PLATEAU_VERSION,
+    }),
+  );
   return { ...output, runDir: path };
+}
+
+/** A path as the user would type it: relative to the working directory when inside it. */
+function displayPath(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel && !rel.startsWith('..') ? rel : path;
+}
+
+function reportRun(
+  output: Pick<AnalysisOutput, 'analysis' | 'manifest' | 'seriesSources'>,
+  recordText: string,
+  label: string,
+): ReportRun {
+  return {
+    analysis: output.analysis,
+    manifest: output.manifest,
+    series: buildRunSeries(output.analysis, output.manifest, output.seriesSources, label),
+    recordText,
+  };
+}
+
+/**
+ * Writes report.html for a run directory, or for two (A, then B) a comparison report, from
+ * what the directories hold: analysis.json as it was written (so a verdict judged by other
+ * criteria stays as judged; recomputed when missing), record.txt, and the per-second series
+ * read again from the client file, server.json and generator.json. The comparison goes into
+ * B's directory (where `plateau confirm` writes comparison.json) unless `out` names a file.
+ * Returns the path written.
+ */
+export async function writeReport(dirs: [string] | [string, string], out?: string): Promise<string> {
+  const runs: ReportRun[] = [];
+  const read: { analysis: AnalysisResult; manifest: RunManifest | undefined }[] = [];
+  for (const [index, dir] of dirs.entries()) {
+    const info = await inputStat(
+      dir,
+      'pass a run directory (runs/<id>/) that plateau run, check or analyze wrote',
+    );
+    if (!info.isDirectory()) {
+      throw new PlateauError(ERROR_CODES.INPUT, `${dir} is not a run directory`, {
+        hint: 'plateau report reads a run directory (runs/<id>/); for a bare k6 file, run plateau analyze on it first',
+      });
+    }
+    const existing = await readJson<AnalysisResult>(join(dir, 'analysis.json'), 'plateau.analysis');
+    const output = await analyze({
+      clientFile: await findClientFile(dir),
+      serverFile: join(dir, 'server.json'),
+      manifestFile: join(dir, 'run.json'),
+      generatorFile: join(dir, 'generator.json'),
+      summaryFile: join(dir, 'summary.json'),
+      ...(existing?.criteria ? { criteria: existing.criteria } : {}),
+    });
+    const analysis = existing ?? output.analysis;
+    const recordText = await readFile(join(dir, 'record.txt'), 'utf8').catch(() => output.record);
+    const label = dirs.length === 2 ? (index === 0 ? 'A' : 'B') : '';
+    runs.push(reportRun({ ...output, analysis }, recordText, label));
+    read.push({ analysis, manifest: output.manifest });
+  }
+  const comparison: RunComparison | undefined =
+    read.length === 2 ? compareRuns(read[0]!, read[1]!) : undefined;
+  const target = out ?? join(dirs.at(-1)!, 'report.html');
+  await writeFileAtomic(
+    target,
+    renderReport(await loadReportAssets(), {
+      runs: runs as [ReportRun] | [ReportRun, ReportRun],
+      ...(comparison ? { comparison } : {}),
+      generatedAt: new Date(),
+      command: `plateau report ${dirs.map(displayPath).join(' ')}${out ? ` --out ${displayPath(out)}` : ''}`,
+      plateauVersion: PLATEAU_VERSION,
+    }),
+  );
+  return target;
 }
 
 /**

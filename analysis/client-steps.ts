@@ -3,6 +3,7 @@ import type { FailureCounts } from '../contract/index.ts';
 import { LatencyHistogram } from '../lib/latency-histogram.ts';
 import type { ClientSample } from './client-sample.ts';
 import { CompletionSeries, type WindowCounts } from './completion-series.ts';
+import { SecondSeries } from './second-series.ts';
 import { type StepWindowSpan, stepWindows, type WindowPlan } from './step-windows.ts';
 
 /** What the client saw for one step. */
@@ -48,6 +49,8 @@ export interface ClientSteps {
   vusMax: number | null;
   /** Completions and requests in flight along the client's clock. */
   series: CompletionSeries;
+  /** Sent, served, refused and VUs per second, for the report's charts. */
+  seconds: SecondSeries;
   /** How the step windows were found (see stepWindows), and what to tell the reader. */
   windows: { basis: 'plan' | 'tags'; startS: number | null; resolutionS: number; notes: string[] };
 }
@@ -95,6 +98,7 @@ export const CLIENT_METRICS: ReadonlySet<string> = new Set([
   'engine_lag_ms',
   'engine_cpu_pct',
   'vus_max',
+  'vus',
 ]);
 
 /**
@@ -112,6 +116,7 @@ export class ClientStepAggregator {
   readonly #cpu = new Map<number, number>();
   readonly #afterRamp = new Map<number, LatencyHistogram>();
   readonly #series = new CompletionSeries();
+  readonly #seconds = new SecondSeries();
   #anyTag = false;
   #total = 0;
   #vusMax: number | null = null;
@@ -138,6 +143,7 @@ export class ClientStepAggregator {
         }
         const code = Number(sample.status ?? '0');
         this.#series.add(sample.timeS, sample.value, code >= 200 && code < 300);
+        this.#seconds.addResponse(sample.timeS, sample.value, code);
         if (sample.step === 'drain' || sample.step === 'recovery') {
           const second = Math.floor(sample.timeS);
           let histogram = this.#afterRamp.get(second);
@@ -149,6 +155,9 @@ export class ClientStepAggregator {
         }
         return;
       }
+      case 'vus':
+        this.#seconds.addVus(sample.timeS, sample.value);
+        return;
       case 'vus_max':
         this.#vusMax = Math.max(this.#vusMax ?? 0, sample.value);
         return;
@@ -202,6 +211,7 @@ export class ClientStepAggregator {
       totalRequests: this.#total,
       vusMax: this.#vusMax,
       series,
+      seconds: this.#seconds,
       windows: { basis: found.basis, startS: found.startS, resolutionS: series.resolutionS, notes },
     };
   }

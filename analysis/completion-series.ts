@@ -121,6 +121,11 @@ export class CompletionSeries {
     };
   }
 
+  /** Latency of the responses completed in each epoch second (the report's per-second percentiles). */
+  latencyBySecond(): Map<number, LatencySummary> {
+    return new Map([...this.#latencyBySecond].map(([second, h]) => [second, h.summary()]));
+  }
+
   /** Requests in flight at `atS` (epoch s). */
   inFlightAt(atS: number): number {
     return this.#inFlightOver(atS, atS, this.resolutionS / 2).atEnd;

@@ -10,6 +10,7 @@ import { registerConfirm } from './commands/confirm.ts';
 import { registerDb } from './commands/db.ts';
 import { registerEngine } from './commands/engine.ts';
 import { registerInit } from './commands/init.ts';
+import { registerReport } from './commands/report.ts';
 import { registerRun } from './commands/run.ts';
 import { registerServe } from './commands/serve.ts';
 import { registerTestRun } from './commands/testrun.ts';
@@ -36,6 +37,7 @@ export function buildProgram(): Command {
   registerAnalyze(program);
   registerConfirm(program);
   registerCompare(program);
+  registerReport(program);
   registerCheck(program);
   registerTestRun(program);
   return program;

@@ -17,7 +17,7 @@ export function registerAnalyze(program: Command): void {
     .summary('build the saturation table, verdict and capacity record from a run')
     .description(
       `Reads a run directory (run.json, k6.csv.gz, server.json) and writes analysis.json,
-record.txt and table.md next to them; prints the table and the record. Given a bare k6
+record.txt, table.md and report.html next to them; prints the table and the record. Given a bare k6
 output file from any k6 run, it analyses the client side alone: per step when requests
 carry a 'step' tag, otherwise per scenario and time window. Several files are the
 outputs of the instances of one test that was split with --execution-segment: they
@@ -77,7 +77,9 @@ are analysed together as one client side.`,
         }
         process.stdout.write(`${output.tableText}\n${output.record}`);
         if (output.runDir)
-          process.stdout.write(`\nwrote analysis.json, record.txt, table.md in ${output.runDir}\n`);
+          process.stdout.write(
+            `\nwrote analysis.json, record.txt, table.md, report.html in ${output.runDir}\n`,
+          );
       },
     );
 }

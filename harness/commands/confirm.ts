@@ -1,7 +1,7 @@
 // `plateau confirm`: rerun a study changing only the suspect resource, and compare.
 import { join, relative } from 'node:path';
 import type { Command } from 'commander';
-import { loadTemplates, readRun } from '../../analysis/analyze-run.ts';
+import { loadTemplates, readRun, writeReport } from '../../analysis/analyze-run.ts';
 import { compareRuns, renderComparison } from '../../analysis/compare.ts';
 import { renderRecord } from '../../analysis/render.ts';
 import { ERROR_CODES, EXIT_CODES, PlateauError, type RunManifest } from '../../contract/index.ts';
@@ -130,6 +130,8 @@ the new run's record. A limit is confirmed when changing it alone moved the plat
         join(result.runDir, 'comparison.json'),
         `${JSON.stringify({ runA: before.dir, runB: result.runDir, ...comparison }, null, 2)}\n`,
       );
+      // The new run's report.html becomes the comparison: A and B overlaid.
+      await writeReport([before.dir, result.runDir]);
       if (plan.json) {
         process.stdout.write(`${JSON.stringify({ ...comparison, runDir: result.runDir }, null, 2)}\n`);
       } else {

@@ -1,6 +1,7 @@
 // The CI gate: a short constant-rate run at the recorded safe limit, judged by thresholds.
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { analyzePath } from '../../analysis/analyze-run.ts';
 import {
   ERROR_CODES,
   LOAD_FINISHED_CODES,
@@ -208,6 +209,12 @@ export async function runCheck(
     await stopChild(child);
     if (!LOAD_FINISHED_CODES.includes(code)) throw loadFailure(plan.engine, command, code, child);
     const thresholds = await thresholdResults(join(dir, 'summary.json'));
+    // analysis.json, record.txt, table.md and report.html of the check, for a human to look
+    // at what crossed a threshold; the check's result is its thresholds, not this analysis.
+    await target?.stop();
+    target = undefined;
+    progress('analysing');
+    await analyzePath(dir).catch((error: Error) => progress(`no report: ${error.message}`));
     return { exitCode: code, runDir: dir, thresholds, durationSeconds: plan.durationSeconds };
   } finally {
     await target?.stop();

@@ -1,0 +1,184 @@
+// report.html in a real browser: headless Chromium opens the report of a real small study.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import type { AnalysisResult, RunManifest } from '../contract/index.ts';
+import { plateau } from './helpers/cli.ts';
+import { SMALL_STUDY } from './helpers/small-study.ts';
+
+/** Debian's chromium (.ci/run installs it); CHROMIUM_BIN names another. */
+const CHROMIUM = process.env.CHROMIUM_BIN ?? '/usr/bin/chromium';
+const out = await mkdtemp(join(tmpdir(), 'plateau-report-html-'));
+// The screenshots stay for a human to look at; the run directories go.
+const shots = await mkdtemp(join(tmpdir(), 'plateau-report-png-'));
+after(() => rm(out, { recursive: true, force: true }));
+
+let browser: Browser | undefined;
+after(() => browser?.close());
+
+/** What a page did while it loaded: console errors, uncaught errors, requests off the disk. */
+async function open(path: string, dark = false): Promise<{ page: Page; problems: string[] }> {
+  browser ??= await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    // Root in a container has no user namespace for Chromium's sandbox.
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
+  const page = await browser.newPage();
+  await page.setViewport({ width: 1280, height: 900 });
+  if (dark) await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
+  const problems: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+  });
+  page.on('pageerror', (error) => problems.push(`page error: ${(error as Error).message}`));
+  page.on('request', (request) => {
+    if (!request.url().startsWith('file:')) problems.push(`network request: ${request.url()}`);
+  });
+  await page.goto(pathToFileURL(path).href, { waitUntil: 'load' });
+  return { page, problems };
+}
+
+/** Each chart: its id, the points it was given, and how many colours its canvas holds. */
+const CHARTS_DRAWN = `[...document.querySelectorAll('.chart')].map((el) => {
+  const canvas = el.querySelector('canvas');
+  const colours = new Set();
+  if (canvas) {
+    const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+    for (let i = 0; i < pixels.length; i += 4 * 7) colours.add(pixels.slice(i, i + 4).join(','));
+  }
+  return { id: el.dataset.chart, points: Number(el.dataset.points), canvas: !!canvas, colours: colours.size };
+})`;
+
+const TABLE_ROWS = `[...document.querySelectorAll('table.saturation tbody tr')].map((tr) => ({
+  step: tr.dataset.step,
+  served: tr.querySelector('td[data-col="served"]').textContent,
+  sent: tr.querySelector('td[data-col="sent"]').textContent,
+  saturated: [...tr.querySelectorAll('td.sat')].map((td) => td.dataset.col),
+}))`;
+
+const as1 = (x: number) => String(Math.round(x * 10) / 10);
+
+let runDir: string | undefined;
+
+test('the report of a real small study opens in Chromium: no errors, every chart drawn, the table is analysis.json', async (t) => {
+  if (!existsSync(CHROMIUM)) {
+    console.log(
+      `# report.html browser test skipped: no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_BIN)`,
+    );
+    t.skip(`no Chromium at ${CHROMIUM}`);
+    return;
+  }
+  const run = await plateau([
+    'run',
+    ...SMALL_STUDY,
+    '--recovery',
+    '4',
+    '--recovery-rate',
+    '20',
+    '--json',
+    '--out',
+    out,
+  ]);
+  assert.equal(run.code, 0, run.stderr);
+  runDir = (JSON.parse(run.stdout) as { runDir: string }).runDir;
+  const reportPath = join(runDir, 'report.html');
+  assert.ok(existsSync(reportPath), 'plateau run wrote report.html');
+  const analysis = JSON.parse(await readFile(join(runDir, 'analysis.json'), 'utf8')) as AnalysisResult;
+  const html = await readFile(reportPath, 'utf8');
+  assert.doesNotMatch(html, /(src|href)\s*=\s*["']?(https?:)?\/\//i, 'nothing loads from the network');
+
+  const { page, problems } = await open(reportPath);
+  const charts = (await page.evaluate(CHARTS_DRAWN)) as {
+    id: string;
+    points: number;
+    canvas: boolean;
+    colours: number;
+  }[];
+  assert.deepEqual(
+    charts.map((c) => c.id),
+    ['throughput', 'latency', 'pool', 'waiting', 'cpu', 'generator'],
+  );
+  for (const chart of charts) {
+    assert.ok(chart.points > 0, `${chart.id}: has data`);
+    assert.ok(chart.canvas, `${chart.id}: drawn on a canvas`);
+    // Background, the step bands, grid, axes and at least one line.
+    assert.ok(chart.colours >= 4, `${chart.id}: the canvas is not blank (${chart.colours} colours)`);
+  }
+  const rows = (await page.evaluate(TABLE_ROWS)) as {
+    step: string;
+    served: string;
+    sent: string;
+    saturated: string[];
+  }[];
+  assert.deepEqual(
+    rows.map((r) => [r.step, r.sent, r.served]),
+    analysis.table.map((r) => [r.step, as1(r.sentPerSec), as1(r.servedPerSec)]),
+  );
+  if (analysis.verdict.firstLimit.resource === 'pool') {
+    const plateauRow = rows.find((r) => r.step === analysis.verdict.plateau!.step)!;
+    assert.ok(
+      plateauRow.saturated.includes('pool'),
+      `the plateau's pool cell is marked: ${JSON.stringify(rows)}`,
+    );
+    assert.ok(rows[0]!.saturated.length === 0, 'the first step is not marked');
+  }
+  const headline = (await page.evaluate(
+    `document.querySelector('.verdict .headline').textContent`,
+  )) as string;
+  assert.match(headline, new RegExp(`^First limit: ${analysis.verdict.firstLimit.resource}`));
+  const screenshot = join(shots, 'report.png');
+  await page.screenshot({ path: screenshot, fullPage: true });
+  console.log(`# screenshot of report.html: ${screenshot}`);
+  assert.deepEqual(problems, []);
+
+  // Dark mode: the same page redrawn in the dark palette, still without errors.
+  const dark = await open(reportPath, true);
+  const background = await dark.page.evaluate(`getComputedStyle(document.body).backgroundColor`);
+  assert.equal(background, 'rgb(13, 17, 23)');
+  assert.ok(((await dark.page.evaluate(CHARTS_DRAWN)) as { colours: number }[]).every((c) => c.colours >= 4));
+  await dark.page.screenshot({ path: join(shots, 'report-dark.png'), fullPage: true });
+  assert.deepEqual(dark.problems, []);
+});
+
+test('plateau report A B writes a comparison into B: both runs overlaid and how far the plateau moved', async (t) => {
+  if (!runDir) {
+    t.skip('the study above did not run');
+    return;
+  }
+  // B: the same run under another id and pool size, made from A's files (no second study).
+  const b = join(out, 'b-run');
+  await cp(runDir, b, { recursive: true });
+  const manifest = JSON.parse(await readFile(join(b, 'run.json'), 'utf8')) as RunManifest;
+  manifest.id = 'b-run';
+  manifest.service = { ...manifest.service, POOL_MAX: 4 };
+  await writeFile(join(b, 'run.json'), JSON.stringify(manifest));
+  const analysisB = JSON.parse(await readFile(join(b, 'analysis.json'), 'utf8')) as AnalysisResult;
+  await writeFile(join(b, 'analysis.json'), JSON.stringify({ ...analysisB, runId: 'b-run' }));
+
+  const made = await plateau(['report', runDir, b]);
+  assert.equal(made.code, 0, made.stderr);
+  assert.equal(made.stdout.trim().endsWith(join('b-run', 'report.html')), true, made.stdout);
+  const { page, problems } = await open(join(b, 'report.html'));
+  const moved = (await page.evaluate(`document.getElementById('moved').textContent`)) as string;
+  assert.equal(moved, 'moved the plateau 1×');
+  const legend = (await page.evaluate(
+    `[...document.querySelectorAll('#chart-throughput .u-legend .u-label')].map((e) => e.textContent)`,
+  )) as string[];
+  assert.ok(legend.includes('A served/s') && legend.includes('B served/s'), legend.join(', '));
+  assert.equal(await page.evaluate(`document.querySelectorAll('table.saturation').length`), 2, 'both tables');
+  await page.screenshot({ path: join(shots, 'comparison.png'), fullPage: true });
+  assert.deepEqual(problems, []);
+});
+
+test('plateau report on a directory that does not exist: the fix, exit 104', async () => {
+  const missing = join(out, 'no-such-run');
+  const result = await plateau(['report', missing]);
+  assert.equal(result.code, 104);
+  assert.match(result.stderr, /plateau: .*no-such-run does not exist\nhint: pass a run directory/);
+});
