@@ -66,8 +66,13 @@ function isClosedModel(analysis: AnalysisResult): boolean {
 const words = (manifest: RunManifest | undefined): string[] => {
   if (!manifest) return ['no run.json: settings unknown'];
   const load = manifest.load;
+  const model =
+    load.model === 'closed'
+      ? `closed model: ${(load.vusLevels ?? []).join(', ')} clients, ${load.holdSeconds} s each, deadline ${Math.round((load.timeoutSeconds ?? 60) * 1000)} ms, ${load.retries ?? 0} retries${load.recoveryVus ? `; then ${load.recoveryVus} clients for ${load.recoverySeconds} s` : ''}`
+      : null;
   return [
-    `steps ${load.stepsPerSec.join(', ')}/s, ${load.holdSeconds} s holds (${load.rampSeconds} s ramp), then ${load.recoveryRatePerSec}/s for ${load.recoverySeconds} s${load.jitterSeconds > 0 ? `, arrivals jittered up to ${load.jitterSeconds} s` : ''}`,
+    model ??
+      `steps ${load.stepsPerSec.join(', ')}/s, ${load.holdSeconds} s holds (${load.rampSeconds} s ramp), then ${load.recoveryRatePerSec}/s for ${load.recoverySeconds} s${load.jitterSeconds > 0 ? `, arrivals jittered up to ${load.jitterSeconds} s` : ''}`,
     `objectives: p95 under ${load.p95Ms} ms, failures under ${load.failRate * 100}%`,
     // Older or hand-written run.json files may lack these: say what is known.
     [
@@ -111,7 +116,9 @@ function runView(run: ReportRun, confirmedBy: string | undefined) {
     service: fields ? String(fields.service) : (manifest?.target ?? ''),
     workload: fields ? String(fields.workload) : '',
     plan: words(manifest),
-    headline: fields ? String(fields.firstLimit) : 'closed-model sweep: see the record below',
+    headline: fields
+      ? String(fields.firstLimit)
+      : `goodput peak ${analysis.sweep?.verdict.summary ?? 'unknown'} (record below)`,
     limitResource: closed ? '' : analysis.verdict.firstLimit.resource,
     safeLimit: fields ? String(fields.safeLimit) : '',
     overload: fields ? String(fields.overload) : '',

@@ -236,7 +236,9 @@ export function buildRunSeries(
     const g = generatorAt.get(t);
     const middle = t + 0.5;
     const row = rowAt(rows, middle);
-    const planned = manifest ? plannedRate(manifest.load, middle - t0Exact) : null;
+    // A closed-model sweep offers no rate: its levels are clients (the step bands name them).
+    const closed = manifest?.load.model === 'closed';
+    const planned = manifest && !closed ? plannedRate(manifest.load, middle - t0Exact) : null;
     values.offered.push(planned !== null ? round(planned) : manifest ? null : (row?.offeredPerSec ?? null));
     values.sent.push(c ? c.sent : null);
     values.served.push(hasServer ? (s ? s.served : null) : c ? c.served : null);
