@@ -135,6 +135,56 @@ test('CPU-limited: the process reaches a core while the pool has room', () => {
   assert.match(v.evidence.flat.join(' '), /pool 60%/);
 });
 
+test('CPU first though the pool is full too: the late event loop held the connections (a second limit in series)', () => {
+  // CPU_MS=15: 4 connections × 50.5 ms of database time could serve 79/s, but served
+  // flattens at 47/s with the core at 100 %: the pool reads full because its connections
+  // wait for the loop. Measured: run 20261202-043642 (CPU_MS=15, SHED=off).
+  const db = { databaseP95Ms: 50.5 };
+  const rows = [
+    row(20, 20, { cpuPct: 39, eventLoopUtilization: 0.41, checkedOutPct: 27, waitP95Ms: 0.4, ...db }),
+    row(40, 40, { cpuPct: 80, eventLoopUtilization: 0.8, checkedOutPct: 60, waitP95Ms: 3, ...db }),
+    row(60, 46.6, {
+      cpuPct: 102,
+      eventLoopUtilization: 0.99,
+      checkedOutPct: 100,
+      waitingMean: 6.2,
+      waitingMax: 12,
+      waitP95Ms: 257,
+      ...db,
+    }),
+    row(80, 47.2, {
+      cpuPct: 100,
+      eventLoopUtilization: 0.99,
+      checkedOutPct: 100,
+      waitingMean: 30,
+      waitingMax: 66,
+      waitP95Ms: 10_000,
+      ...db,
+    }),
+  ];
+  const v = decideVerdict(inputs(rows, { settings: { ...SHED_SETTINGS, queueMax: null, shed: false } }));
+  assert.equal(v.firstLimit.resource, 'cpu');
+  assert.match(v.evidence.saturated[0]!, /CPU 102%/);
+  assert.match(
+    v.evidence.saturated.join(' '),
+    /held by the late event loop: at the database's own 50.5 ms a query its 4 connections serve 79.2\/s/,
+  );
+  assert.doesNotMatch(v.evidence.flat.join(' '), /CPU/, 'a saturated CPU is never listed as flat');
+});
+
+test('pool first when both are full and the pool serves what the database time allows', () => {
+  // 4 connections × 50.5 ms could serve 79/s and served reaches 70/s (88 %): the pool.
+  const db = { databaseP95Ms: 50.5 };
+  const rows = [
+    row(20, 20, { checkedOutPct: 27, waitP95Ms: 0.3, ...db }),
+    row(80, 70, { cpuPct: 90, checkedOutPct: 100, waitingMean: 7.9, waitingMax: 8, waitP95Ms: 200, ...db }),
+    row(100, 70, { cpuPct: 90, checkedOutPct: 100, waitingMean: 7.9, waitingMax: 8, waitP95Ms: 200, ...db }),
+  ];
+  const v = decideVerdict(inputs(rows));
+  assert.equal(v.firstLimit.resource, 'pool');
+  assert.match(v.evidence.saturated.join(' '), /CPU 90%/);
+});
+
 test('event-loop-limited: the loop is saturated even though total CPU stays under a core', () => {
   const rows = [
     row(50, 50, { cpuPct: 30 }),

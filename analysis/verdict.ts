@@ -180,12 +180,32 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
         ? `database p95 ${fmt(dbNow)} ms (${fmt(dbBase)} ms at ${baseline!.step})`
         : `query p95 ${fmt(s.queryP95Ms)} ms (${fmt(b.queryP95Ms)} ms at ${baseline!.step})`;
       const cpuText = `CPU ${fmt(s.cpuPct, 0)}%, event loop ${fmt(s.eventLoopUtilization * 100, 0)}% busy (${fmt(b.cpuPct, 0)}%, ${fmt(b.eventLoopUtilization * 100, 0)}% at ${baseline!.step})`;
-      if (poolFull) {
+      // Both full: the pool's connections may be held by a late event loop rather than by
+      // the database. At the database's own time per query the pool could serve
+      // poolMax ÷ that time; a plateau well below it means the connections waited for the
+      // loop (to read results, to resume the next waiter), and the core is the first limit.
+      const dbMs = dbKnown ? dbNow : null;
+      const poolCapacity = poolFull && cpuFull && poolMax && dbMs ? (poolMax * 1000) / dbMs : null;
+      const loopHeldPool = poolCapacity !== null && plateauServed < POOL_HELD_BY_LOOP * poolCapacity;
+      if (poolFull && !loopHeldPool) {
         resource = 'pool';
         saturated.push(poolText, waitText, waitP95Text);
+        if (cpuFull) {
+          saturated.push(cpuText);
+          if (poolCapacity === null) {
+            notes.push(
+              `the pool and the CPU were both saturated at ${plateauRow.step}, and without the database's own time per query it cannot be told whether the connections waited for the database or for the event loop: confirm with plateau confirm <run-dir> --set POOL_MAX=… (the pool if that moves the plateau)`,
+            );
+          }
+        }
       } else if (cpuFull) {
         resource = 'cpu';
         saturated.push(cpuText);
+        if (loopHeldPool) {
+          saturated.push(
+            `${poolText}, held by the late event loop: at the database's own ${fmt(dbMs!)} ms a query its ${poolMax} connections serve ${fmt(poolCapacity!)}/s`,
+          );
+        }
       } else if (queryRose) {
         resource = 'database';
         saturated.push(queryText, poolText);
@@ -194,7 +214,7 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
       }
       if (resource !== 'pool' && pct < criteria.poolSaturatedPct) flat.push(poolText);
       if (resource !== 'database') flat.push(queryText);
-      if (resource !== 'cpu') flat.push(cpuText);
+      if (resource !== 'cpu' && !cpuFull) flat.push(cpuText);
       summary =
         resource === 'unlisted'
           ? 'throughput flattened but no listed queue grew; the bottleneck is off the list (the generator, its link, or an unlisted pool)'
@@ -339,6 +359,13 @@ const NEXT_LIMIT: Record<LimitResource, string> = {
     'instrument what is not listed: other pools (HTTP clients, thread pools), the network link, the generator host',
   none: 'raise the steps until served throughput stops following offered load',
 };
+
+/**
+ * With both the pool and the CPU saturated, a plateau below this share of what the pool
+ * could serve at the database's own time per query names the CPU: the connections were
+ * held by the late event loop, not by the database.
+ */
+const POOL_HELD_BY_LOOP = 0.8;
 
 /** Which listed resources saturated in a row's server figures, against the first step's. */
 function judgeRow(

@@ -358,8 +358,12 @@ export function concurrencyOptions(s: ConcurrencySettings): Options {
     { duration: '1s', target: vus },
     { duration: formatDuration(s.holdSeconds - 1), target: vus },
   ]);
-  // The recovery drops straight to its clients (the ones removed are interrupted at once).
-  if (s.recoveryVus > 0) stages.push({ duration: formatDuration(s.recoverySeconds), target: s.recoveryVus });
+  // The recovery drops to its clients within a second (the ones removed are interrupted at
+  // once: gracefulRampDown 0s) and holds them; ramping-vus ramps linearly within a stage.
+  if (s.recoveryVus > 0) {
+    stages.push({ duration: '1s', target: s.recoveryVus });
+    stages.push({ duration: formatDuration(s.recoverySeconds - 1), target: s.recoveryVus });
+  }
   return {
     discardResponseBodies: true,
     summaryTrendStats: SUMMARY_TREND_STATS,
