@@ -129,10 +129,16 @@ export function buildSaturationTable(
             databaseP95Ms: bucket.databaseMs?.p95 ?? null,
             loopDelayP95Ms: bucket.process.loopDelayMs?.p95 ?? null,
             checkedOutMean,
+            // L = λ × W on the pool: λ is the queries it ran (served or not, for callers
+            // who had gone too) when the service counts them, else what it served.
             checkedOutPredicted:
-              queryMean !== null && bucket.window?.servedPerSec != null
-                ? round(bucket.window.servedPerSec * (queryMean / 1000))
-                : null,
+              queryMean === null
+                ? null
+                : bucket.window?.queries !== undefined && bucket.window.ms >= 1000
+                  ? round((bucket.window.queries / (bucket.window.ms / 1000)) * (queryMean / 1000))
+                  : bucket.window?.servedPerSec != null
+                    ? round(bucket.window.servedPerSec * (queryMean / 1000))
+                    : null,
             cpuPct: bucket.process.cpuPct,
             eventLoopUtilization: bucket.process.eventLoopUtilization,
             sheds: { ...bucket.sheds },

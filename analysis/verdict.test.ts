@@ -498,3 +498,30 @@ test("Little's Law per step: the pool's mean checked out against served × mean 
     /Little's Law disagrees at r040 \(pool\): 3\.5 in flight measured, 2\.1 predicted/,
   );
 });
+
+test('a served rate that falls past the plateau is a collapse, never "held"', () => {
+  // QUEUE_MAX=20 with a 250 ms client deadline: the queue's wait passes the deadline, the
+  // clients give up, and the pool keeps running queries for them (run 20261202-043933).
+  const timeouts = (n: number) => ({ ...shed(0), timeouts: n });
+  const rows = [
+    row(40, 37, { checkedOutPct: 48 }),
+    row(60, 46.3, { checkedOutPct: 84, waitingMax: 20, waitP95Ms: 199 }, { failures: timeouts(130) }),
+    row(
+      80,
+      21.9,
+      { checkedOutPct: 99, waitingMean: 14.5, waitingMax: 20, waitP95Ms: 242, queriesPerSec: 69 },
+      { failures: { ...timeouts(510), shed: 58 } },
+    ),
+    row(
+      100,
+      0,
+      { checkedOutPct: 100, waitingMean: 19, waitingMax: 20, waitP95Ms: 291, queriesPerSec: 69.5 },
+      { failures: { ...timeouts(694), shed: 286 } },
+    ),
+  ];
+  const v = decideVerdict(inputs(rows, { settings: { ...SHED_SETTINGS, queueMax: 20 } }));
+  assert.doesNotMatch(v.overload, /held/);
+  assert.match(v.overload, /served did not hold: it fell from 46.3\/s to 0\/s at r100/);
+  assert.match(v.overload, /69.5 queries\/s for callers who had gone/);
+  assert.match(v.overload, /congestion collapse/);
+});

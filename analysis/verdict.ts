@@ -230,6 +230,16 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
     }
   }
 
+  // Past the plateau served must hold; when it falls, the clients gave up on work the
+  // service still did (a congestion collapse), and "held" would be false.
+  const validBeyond = plateauRow ? beyond.filter((r) => !r.invalid) : [];
+  const lowest = validBeyond.reduce<SaturationRow | undefined>(
+    (low, r) => (!low || r.servedPerSec < low.servedPerSec ? r : low),
+    undefined,
+  );
+  const collapsed = lowest !== undefined && lowest.servedPerSec < COLLAPSE_SHARE * plateauServed;
+  const collapse = collapsed ? collapseWords(lowest, plateauServed, validBeyond) : '';
+
   // Little's Law, from the pool's own figures.
   let littlesLaw: Verdict['littlesLaw'] = null;
   const poolMax = settings?.poolMax ?? null;
@@ -251,7 +261,9 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
       predictedCeiling !== null &&
       Math.abs(predictedCeiling - plateauServed) > 0.25 * plateauServed
     ) {
-      disagreement = `predicted ceiling ${fmt(predictedCeiling)}/s vs measured plateau ${fmt(plateauServed)}/s: check the instrumentation or what runs between release and the next waiter`;
+      disagreement = collapsed
+        ? `predicted ceiling ${fmt(predictedCeiling)}/s vs measured plateau ${fmt(plateauServed)}/s: the pool kept working near its ceiling, but the callers gave up on much of that work (see overload)`
+        : `predicted ceiling ${fmt(predictedCeiling)}/s vs measured plateau ${fmt(plateauServed)}/s: check the instrumentation or what runs between release and the next waiter`;
     } else if (
       resource === 'pool' &&
       predictedWait !== null &&
@@ -294,7 +306,10 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
     const otherFailures = beyond.reduce((sum, r) => sum + totalFailuresOf(r) - r.failures.shed, 0);
     if (shed > 0) {
       const reasons = countsByReason(beyond, (r) => r.server?.sheds);
-      overload = `503 + Retry-After${reasons ? ` (${reasons})` : ''}; served rate held at ${fmt(plateauServed)}/s`;
+      overload = `503 + Retry-After${reasons ? ` (${reasons})` : ''}; ${collapsed ? collapse : `served rate held at ${fmt(plateauServed)}/s`}`;
+    } else if (collapsed) {
+      backlog = backlogOf(inputs, rows, plateauServed, recovery);
+      overload = `no refusals; ${collapse}`;
     } else {
       backlog = backlogOf(inputs, rows, plateauServed, recovery);
       overload = describeBacklog(backlog, beyond, plateauServed, otherFailures, inputs.recoveryRatePerSec);
@@ -389,6 +404,20 @@ function judgeRow(
   const dbBase = dbKnown ? b.databaseP95Ms! : b.queryP95Ms;
   const queryRose = dbNow >= criteria.queryRise * Math.max(dbBase, 0.001) && pct < criteria.poolSaturatedPct;
   return { pct, poolFull, cpuFull, queryRose, dbKnown, dbNow, dbBase };
+}
+
+/** Served past the plateau below this share of it is a collapse, not a plateau that held. */
+const COLLAPSE_SHARE = 0.8;
+
+/** The overload words of a served rate that fell past the plateau. */
+function collapseWords(lowest: SaturationRow, plateauServed: number, beyond: SaturationRow[]): string {
+  const timeouts = beyond.reduce((a, r) => a + r.failures.timeouts, 0);
+  const queries = lowest.server?.queriesPerSec ?? null;
+  const busy =
+    queries !== null && queries > 2 * lowest.servedPerSec
+      ? `, while the service ran ${fmt(queries)} queries/s for callers who had gone (work for nobody)`
+      : '';
+  return `served did not hold: it fell from ${fmt(plateauServed)}/s to ${fmt(lowest.servedPerSec)}/s at ${lowest.step}${timeouts > 0 ? `; ${timeouts} requests timed out at the client's deadline` : ''}${busy}. A congestion collapse: the queue is deeper than the deadline allows (bound it to deadline ÷ time per request, or honour deadlines)`;
 }
 
 /** `reason n, reason n` summed over rows, largest first; '' when nothing was counted. */

@@ -32,8 +32,9 @@ export interface ServiceConfig {
    */
   deadlines: boolean;
   /**
-   * CPU each request spends on the event loop after its query, ms, besides rendering and
-   * gzipping the statement: a second limit in series behind the pool (one core's worth).
+   * CPU each request spends on the event loop with its render, ms, besides rendering and
+   * gzipping the statement (after the query, or before the borrow with RENDER_FIRST): a
+   * second limit in series with the pool (one core's worth).
    */
   cpuMs: number;
   /**
@@ -90,7 +91,7 @@ const INT_SETTINGS: IntSetting[] = [
     env: 'CPU_MS',
     min: 0,
     max: 10_000,
-    what: 'event-loop CPU per request after its query, ms',
+    what: 'event-loop CPU per request with its render, ms',
   },
   {
     key: 'admissionHighMs',

@@ -210,7 +210,16 @@ async function serveStatement(
     });
     return;
   }
-  let body = config.renderFirst ? renderStatementGzip(account, config.payloadKb) : undefined;
+  // The work besides the query (CPU_MS, render, gzip) runs before the borrow with
+  // RENDER_FIRST=on, so that it never holds a connection; after the release otherwise.
+  const render = () => {
+    const start = performance.now();
+    if (config.cpuMs > 0) spendCpu(config.cpuMs);
+    const gzipped = renderStatementGzip(account, config.payloadKb);
+    renderEstimate.observe(performance.now() - start);
+    return gzipped;
+  };
+  let body = config.renderFirst ? render() : undefined;
 
   if (config.shed && pool.waitingCount >= config.queueMax) {
     refuse(res, trace, instrumentation, 'queue');
@@ -253,10 +262,7 @@ async function serveStatement(
     client.release(error instanceof Error ? error : new Error(String(error)));
     throw error;
   }
-  const renderStart = performance.now();
-  if (config.cpuMs > 0) spendCpu(config.cpuMs);
-  body ??= renderStatementGzip(account, config.payloadKb);
-  renderEstimate.observe(performance.now() - renderStart);
+  body ??= render();
   res.writeHead(200, {
     'content-type': 'application/json; charset=utf-8',
     'content-encoding': 'gzip',
@@ -288,7 +294,9 @@ function expiryReason(
 ): 'wait' | 'budget' | undefined {
   const now = performance.now();
   if (now >= deadline) return 'wait';
-  if (now + config.queryMs + Math.max(config.cpuMs, renderMs) > deadline) return 'budget';
+  // With RENDER_FIRST=on the render is already done: only the query is left.
+  const after = config.renderFirst ? 0 : Math.max(config.cpuMs, renderMs);
+  if (now + config.queryMs + after > deadline) return 'budget';
   return undefined;
 }
 
