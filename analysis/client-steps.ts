@@ -20,6 +20,8 @@ export interface ClientStep {
   failures: FailureCounts;
   statuses: Record<string, number>;
   latency: LatencyHistogram;
+  /** Latency of the successes (2xx) alone: what an admitted request waited. */
+  okLatency: LatencyHistogram;
   /** Requests and 2xx per epoch second, for rates that leave out the ramp (`--steady`). */
   requestsBySecond: Map<number, number>;
   okBySecond: Map<number, number>;
@@ -81,6 +83,7 @@ class Group {
       failures: emptyFailures(),
       statuses: {},
       latency: new LatencyHistogram(),
+      okLatency: new LatencyHistogram(),
       requestsBySecond: new Map(),
       okBySecond: new Map(),
       sendMinS: Number.POSITIVE_INFINITY,
@@ -136,13 +139,15 @@ export class ClientStepAggregator {
         return;
       case 'http_req_duration': {
         const sentS = sample.timeS - Math.max(0, sample.value) / 1000;
+        const code = Number(sample.status ?? '0');
+        const ok = code >= 200 && code < 300;
         for (const group of this.#groups(sample)) {
           group.step.latency.record(sample.value);
+          if (ok) group.step.okLatency.record(sample.value);
           if (sentS < group.step.sendMinS) group.step.sendMinS = sentS;
           if (sentS > group.step.sendMaxS) group.step.sendMaxS = sentS;
         }
-        const code = Number(sample.status ?? '0');
-        this.#series.add(sample.timeS, sample.value, code >= 200 && code < 300);
+        this.#series.add(sample.timeS, sample.value, ok);
         this.#seconds.addResponse(sample.timeS, sample.value, code);
         if (sample.step === 'drain' || sample.step === 'recovery') {
           const second = Math.floor(sample.timeS);

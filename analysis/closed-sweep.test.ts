@@ -21,6 +21,7 @@ function level(
     shed: 0,
     retries: 0,
     latencyMs: { med: 50, p95: 90, mean: 60 },
+    okP95Ms: 90,
     inRequests: { measured: clients, predicted: clients },
     server: { checkedOutPct: 100, waitingMean: clients - 2, waitingMax: clients, cpuPct: 30 },
     ...extra,

@@ -44,6 +44,7 @@ export function sweepRows(rows: SaturationRow[], recoveryVus: number | null): Sw
       shed: row.failures.shed,
       retries: row.retries ?? 0,
       latencyMs: { med: row.latencyMs.med, p95: row.latencyMs.p95, mean: row.latencyMs.mean ?? null },
+      okP95Ms: row.latencyOkMs?.p95 ?? null,
       inRequests: row.inFlight ? { measured: row.inFlight.mean, predicted: row.inFlight.predicted } : null,
       server: s
         ? {

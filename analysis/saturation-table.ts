@@ -111,6 +111,7 @@ export function buildSaturationTable(
       seconds: served.seconds ?? seconds,
       requests: step.requests,
       latencyMs: latencyOf(summary),
+      latencyOkMs: step.okLatency.count > 0 ? latencyOf(step.okLatency.summary()) : null,
       latencyByWindowMs: windowLatency ? latencyOf(windowLatency) : null,
       inFlight,
       window: window ? { startS: round(window.startS, 3), endS: round(window.endS, 3) } : null,

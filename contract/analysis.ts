@@ -68,6 +68,8 @@ export interface SaturationRow {
   requests: number;
   /** Latency of the requests sent in this step (by step tag). */
   latencyMs: ClientLatency;
+  /** Latency of this step's successes (2xx) alone; null without any (absent in older analyses). */
+  latencyOkMs?: ClientLatency | null;
   /** Latency of the responses that completed during this step's window; null without a window. */
   latencyByWindowMs?: ClientLatency | null;
   /**

@@ -30,6 +30,8 @@ export interface SweepRow {
   retries: number;
   /** Latency of the level's requests, ms (timeouts count at the deadline). */
   latencyMs: { med: number; p95: number; mean: number | null };
+  /** p95 of the successes alone, ms: what an admitted request took (null without any). */
+  okP95Ms: number | null;
   /**
    * Little's Law on the closed loop: requests in flight measured on the client, and
    * responses/s × mean latency (X × R). With no think time N = X × R; clients waiting to

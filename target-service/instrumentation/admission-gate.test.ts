@@ -48,6 +48,24 @@ test('each crossing in turn is one transition, counted by the state entered', ()
   assert.equal(gate.lastSignalMs, 60);
 });
 
+test('the door turns busy when the reading is overdue by the high watermark: a long loop turn', () => {
+  const gate = new AdmissionGate(SETTINGS); // sample every 100 ms, busy at 50 ms
+  gate.noteReading(1000);
+  assert.equal(gate.admit(1100), true, 'a reading due now: not overdue');
+  assert.equal(gate.admit(1149), true, 'overdue by 49 ms');
+  assert.equal(gate.admit(1150), false, 'overdue by 50 ms: the loop is late now');
+  assert.deepEqual(gate.transitions, { busy: 1, normal: 0 });
+  // Only a reading at or under the low watermark reopens it.
+  gate.observe(30);
+  assert.equal(gate.admit(1151), false);
+  gate.observe(20);
+  gate.noteReading(1200);
+  assert.equal(gate.admit(1210), true);
+  // Without readings (the timer not started) the door judges by the state alone.
+  const idle = new AdmissionGate(SETTINGS);
+  assert.equal(idle.admit(1_000_000), true);
+});
+
 test('watermarks that cannot give hysteresis are refused', () => {
   assert.throws(() => new AdmissionGate({ highMs: 20, lowMs: 20, sampleMs: 100 }), /must be below/);
 });

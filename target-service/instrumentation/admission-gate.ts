@@ -71,6 +71,9 @@ export class AdmissionGate {
   #lastSignalMs = 0;
   #transitions = { busy: 0, normal: 0 };
   #timer: NodeJS.Timeout | undefined;
+  /** When the signal was last read (ms on `#now`'s clock), while the timer runs. */
+  #lastReadingMs: number | undefined;
+  #now: () => number = () => performance.now();
   readonly #onTransition: (t: AdmissionTransition) => void;
 
   constructor(settings: AdmissionGateSettings, onTransition: (t: AdmissionTransition) => void = () => {}) {
@@ -96,9 +99,24 @@ export class AdmissionGate {
     return { ...this.#transitions };
   }
 
-  /** Whether a new request may come in now. */
-  admit(): boolean {
+  /**
+   * Whether a new request may come in at `nowMs`. Besides the state, the door checks the
+   * timer itself: a reading overdue by the high watermark or more means the event loop is
+   * late right now, in the middle of a long turn that the timer cannot interrupt, and the
+   * gate turns busy at once. Without this a loop that takes many requests in one turn would
+   * admit them all before the next reading.
+   */
+  admit(nowMs: number = this.#now()): boolean {
+    if (this.#state === 'normal' && this.#lastReadingMs !== undefined) {
+      const overdueMs = nowMs - this.#lastReadingMs - this.settings.sampleMs;
+      if (overdueMs >= this.settings.highMs) this.observe(overdueMs);
+    }
     return this.#state === 'normal';
+  }
+
+  /** Notes that the signal was read at `nowMs`, for {@link admit}'s overdue check. */
+  noteReading(nowMs: number): void {
+    this.#lastReadingMs = nowMs;
   }
 
   /** Takes one reading of the signal, ms, and changes state if it crossed a watermark. */
@@ -109,15 +127,21 @@ export class AdmissionGate {
     else if (this.#state === 'busy' && signalMs <= lowMs) this.#enter('normal', signalMs, lowMs);
   }
 
-  /** Reads `signal` every `sampleMs` until `stop`. Idempotent. */
-  start(signal: DelaySignal): void {
-    this.#timer ??= setInterval(() => this.observe(signal()), this.settings.sampleMs);
+  /** Reads `signal` every `sampleMs` until `stop`; `now` is the clock of the overdue check. Idempotent. */
+  start(signal: DelaySignal, now: () => number = () => performance.now()): void {
+    this.#now = now;
+    this.noteReading(now());
+    this.#timer ??= setInterval(() => {
+      this.observe(signal());
+      this.noteReading(now());
+    }, this.settings.sampleMs);
     this.#timer.unref();
   }
 
   stop(): void {
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = undefined;
+    this.#lastReadingMs = undefined;
   }
 
   #enter(state: AdmissionState, signalMs: number, thresholdMs: number): void {
