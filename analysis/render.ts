@@ -128,7 +128,9 @@ function protectionWords(service: Record<string, string | number | boolean>): st
   if (on(service.DEADLINES)) parts.push('deadlines honoured (504)');
   if (on(service.ADMISSION))
     parts.push(
-      `admission gate on event-loop delay (busy at ${service.ADMISSION_HIGH_MS ?? '?'} ms, normal at ${service.ADMISSION_LOW_MS ?? '?'} ms)`,
+      service.ADMISSION_SIGNAL === 'utilization'
+        ? `admission gate on event-loop utilisation (busy at ${service.ADMISSION_HIGH_PCT ?? '?'}%, normal at ${service.ADMISSION_LOW_PCT ?? '?'}%)`
+        : `admission gate on event-loop delay (busy at ${service.ADMISSION_HIGH_MS ?? '?'} ms, normal at ${service.ADMISSION_LOW_MS ?? '?'} ms)`,
     );
   if (Number(service.CPU_MS ?? 0) > 0) parts.push(`${service.CPU_MS} ms of CPU per request`);
   return parts.length > 0 ? `, ${parts.join(', ')}` : '';

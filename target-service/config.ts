@@ -42,6 +42,12 @@ export interface ServiceConfig {
    * at the door with 503 + Retry-After (reason `admission`), before any work is done.
    */
   admission: boolean;
+  /** What the gate reads: event-loop `delay` (ms) or `utilization` (% of the time busy). */
+  admissionSignal: 'delay' | 'utilization';
+  /** With the utilisation signal: busy from this % of the time busy. */
+  admissionHighPct: number;
+  /** With the utilisation signal: normal again at this % (below the high mark). */
+  admissionLowPct: number;
   /** The gate enters busy when the event-loop delay reaches this, ms. */
   admissionHighMs: number;
   /** The gate admits again only once the delay falls to this, ms (below the high mark). */
@@ -66,6 +72,9 @@ export const SERVICE_DEFAULTS: ServiceConfig = {
   deadlines: false,
   cpuMs: 0,
   admission: false,
+  admissionSignal: 'delay',
+  admissionHighPct: 95,
+  admissionLowPct: 85,
   admissionHighMs: 40,
   admissionLowMs: 10,
   admissionSampleMs: 250,
@@ -108,6 +117,20 @@ const INT_SETTINGS: IntSetting[] = [
     what: 'with ADMISSION=on: normal again at this delay, ms',
   },
   {
+    key: 'admissionHighPct',
+    env: 'ADMISSION_HIGH_PCT',
+    min: 1,
+    max: 100,
+    what: 'ADMISSION_SIGNAL=utilization: busy from this % busy',
+  },
+  {
+    key: 'admissionLowPct',
+    env: 'ADMISSION_LOW_PCT',
+    min: 0,
+    max: 100,
+    what: 'ADMISSION_SIGNAL=utilization: normal again at this %',
+  },
+  {
     key: 'admissionSampleMs',
     env: 'ADMISSION_SAMPLE_MS',
     min: 10,
@@ -140,6 +163,12 @@ export function serviceSettingsHelp(): string {
       'on|off',
       s.what,
     ]),
+    [
+      'ADMISSION_SIGNAL',
+      SERVICE_DEFAULTS.admissionSignal,
+      'delay|utilization',
+      'with ADMISSION=on: what the gate reads',
+    ],
     ['HOST', SERVICE_DEFAULTS.host, 'address', 'address to listen on'],
     ['DATABASE_URL', 'unset', 'postgres://…', 'unset: embedded PostgreSQL'],
   ];
@@ -153,6 +182,7 @@ export function serviceSettingsHelp(): string {
 export const SERVICE_ENV_KEYS = [
   ...INT_SETTINGS.map((s) => s.env),
   ...BOOL_SETTINGS.map((s) => s.env),
+  'ADMISSION_SIGNAL',
   'HOST',
   'DATABASE_URL',
 ] as const;
@@ -196,6 +226,16 @@ export function parseServiceConfig(
     else if (FALSE_WORDS.has(word)) fields[s.key] = false;
     else problems.push({ setting: s.env, message: `"${raw}" is not accepted`, hint: 'use on or off' });
   }
+  const signal = env.ADMISSION_SIGNAL?.trim().toLowerCase();
+  if (signal !== undefined && signal !== '') {
+    if (signal === 'delay' || signal === 'utilization') config.admissionSignal = signal;
+    else
+      problems.push({
+        setting: 'ADMISSION_SIGNAL',
+        message: `"${env.ADMISSION_SIGNAL}" is not accepted`,
+        hint: 'use delay (event-loop delay, ms) or utilization (event-loop utilisation, %)',
+      });
+  }
   if (env.HOST !== undefined && env.HOST.trim() !== '') config.host = env.HOST.trim();
   if (env.DATABASE_URL !== undefined && env.DATABASE_URL.trim() !== '') {
     const url = env.DATABASE_URL.trim();
@@ -210,6 +250,13 @@ export function parseServiceConfig(
     }
   }
   Object.assign(config, stripUndefined(overrides));
+  if (config.admissionLowPct >= config.admissionHighPct) {
+    problems.push({
+      setting: 'ADMISSION_LOW_PCT',
+      message: `${config.admissionLowPct} is not below ADMISSION_HIGH_PCT ${config.admissionHighPct}`,
+      hint: 'the gate needs a low watermark under the high one (hysteresis), e.g. ADMISSION_HIGH_PCT=95 ADMISSION_LOW_PCT=85',
+    });
+  }
   if (config.admissionLowMs >= config.admissionHighMs) {
     problems.push({
       setting: 'ADMISSION_LOW_MS',

@@ -100,17 +100,37 @@ export async function startStatementService(
         cpuMs: config.cpuMs,
         admission: config.admission,
         ...(config.admission
-          ? { admissionHighMs: config.admissionHighMs, admissionLowMs: config.admissionLowMs }
+          ? config.admissionSignal === 'delay'
+            ? {
+                admissionSignal: 'delay',
+                admissionHighMs: config.admissionHighMs,
+                admissionLowMs: config.admissionLowMs,
+              }
+            : {
+                admissionSignal: 'utilization',
+                admissionHighPct: config.admissionHighPct,
+                admissionLowPct: config.admissionLowPct,
+              }
           : {}),
       },
     },
     ...(config.admission
       ? {
-          admission: {
-            highMs: config.admissionHighMs,
-            lowMs: config.admissionLowMs,
-            sampleMs: config.admissionSampleMs,
-          },
+          admission:
+            config.admissionSignal === 'delay'
+              ? {
+                  signal: 'delay' as const,
+                  high: config.admissionHighMs,
+                  low: config.admissionLowMs,
+                  sampleMs: config.admissionSampleMs,
+                  overdueMs: config.admissionHighMs,
+                }
+              : {
+                  signal: 'utilization' as const,
+                  high: config.admissionHighPct,
+                  low: config.admissionLowPct,
+                  sampleMs: config.admissionSampleMs,
+                },
         }
       : {}),
   });

@@ -179,8 +179,8 @@ test('ADMISSION=on: while the event loop is late, new requests are refused at th
   assert.match(metrics, /admission_transitions_total\{to="busy"\} [1-9]/);
   assert.match(metrics, /admission_transitions_total\{to="normal"\} [1-9]/);
   assert.match(metrics, /http_requests_shed_total\{reason="admission"\} 4/);
-  assert.ok(service.logs.some((l) => /event=admission_busy loopDelayMs=\S+ highMs=30/.test(l)));
-  assert.ok(service.logs.some((l) => /event=admission_normal loopDelayMs=\S+ lowMs=5/.test(l)));
+  assert.ok(service.logs.some((l) => /event=admission_busy loopDelayMs=\S+ high=30/.test(l)));
+  assert.ok(service.logs.some((l) => /event=admission_normal loopDelayMs=\S+ low=5/.test(l)));
   // The last request's own 80 ms may have closed the door again; once idle it reopens.
   let state = '';
   for (let i = 0; i < 40 && state !== 'normal'; i++) {

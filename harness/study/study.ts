@@ -206,8 +206,16 @@ async function runOnce(
           ADMISSION: serviceConfig.admission,
           ...(serviceConfig.admission
             ? {
-                ADMISSION_HIGH_MS: serviceConfig.admissionHighMs,
-                ADMISSION_LOW_MS: serviceConfig.admissionLowMs,
+                ADMISSION_SIGNAL: serviceConfig.admissionSignal,
+                ...(serviceConfig.admissionSignal === 'delay'
+                  ? {
+                      ADMISSION_HIGH_MS: serviceConfig.admissionHighMs,
+                      ADMISSION_LOW_MS: serviceConfig.admissionLowMs,
+                    }
+                  : {
+                      ADMISSION_HIGH_PCT: serviceConfig.admissionHighPct,
+                      ADMISSION_LOW_PCT: serviceConfig.admissionLowPct,
+                    }),
                 ADMISSION_SAMPLE_MS: serviceConfig.admissionSampleMs,
               }
             : {}),

@@ -197,8 +197,9 @@ test('retries: Retry-After is honoured, other failures back off with jitter, suc
   ][] = [
     [1, 200, undefined, 0.5, null], // a success is not retried
     [1, 404, undefined, 0.5, null], // neither is a request the service will refuse again
-    [1, 503, '1', 0.5, 1], // the service said when it has room
-    [3, 429, '2', 0.9, 2], // Retry-After wins over the backoff however late the attempt
+    [1, 503, '1', 0, 1], // the service said when it has room
+    [1, 503, '1', 0.5, 1.25], // … and up to half as long again, so refused clients spread out
+    [3, 429, '2', 1, 3], // Retry-After wins over the backoff however late the attempt
     [1, 503, undefined, 1, 0.05], // a 503 without the header backs off: 50 ms × 2^0
     [1, 0, undefined, 0.5, 0.025], // a timeout: half of 50 ms
     [3, 504, undefined, 1, 0.2], // third attempt: 50 ms × 2^2

@@ -394,8 +394,9 @@ const BACKOFF = { baseSeconds: 0.05, capSeconds: 1 } as const;
 /**
  * How long to wait before retrying after `attempt` (1 = the first) answered `status`, s;
  * null when it is not worth retrying (a success, or a 4xx other than 429: the same request
- * would fail the same way). A 503 or 429 with a Retry-After of whole seconds waits that long:
- * the service said when it will have room. Anything else retryable (a timeout or network
+ * would fail the same way). A 503 or 429 with a Retry-After of whole seconds waits that long
+ * and up to half as long again at random: the service said when it will have room, and
+ * clients refused together must not all come back in the same instant. Anything else retryable (a timeout or network
  * error, status 0; 502, 503, 504 without the header) waits a random share of an exponential
  * backoff, so that clients that failed together do not come back together.
  */
@@ -408,7 +409,7 @@ export function retryDelaySeconds(
   const retryable = status === 0 || status === 429 || status === 502 || status === 503 || status === 504;
   if (!retryable) return null;
   if ((status === 503 || status === 429) && retryAfter !== undefined && /^\d{1,4}$/.test(retryAfter.trim()))
-    return Number(retryAfter.trim());
+    return Number(retryAfter.trim()) * (1 + random / 2);
   return random * Math.min(BACKOFF.capSeconds, BACKOFF.baseSeconds * 2 ** (attempt - 1));
 }
 

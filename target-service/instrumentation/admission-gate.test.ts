@@ -1,8 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { AdmissionGate, type AdmissionTransition, eventLoopDelaySignal } from './admission-gate.ts';
+import {
+  AdmissionGate,
+  type AdmissionTransition,
+  eventLoopDelaySignal,
+  eventLoopUtilizationSignal,
+} from './admission-gate.ts';
 
-const SETTINGS = { highMs: 50, lowMs: 20, sampleMs: 100 };
+const SETTINGS = { high: 50, low: 20, sampleMs: 100, overdueMs: 50 };
 
 function drive(signals: number[]) {
   const transitions: AdmissionTransition[] = [];
@@ -17,7 +22,7 @@ function drive(signals: number[]) {
 test('the gate enters busy at the high watermark, not below it', () => {
   const { admitted, transitions } = drive([5, 30, 49.9, 50]);
   assert.deepEqual(admitted, [true, true, true, false]);
-  assert.deepEqual(transitions, [{ to: 'busy', signalMs: 50, thresholdMs: 50 }]);
+  assert.deepEqual(transitions, [{ to: 'busy', signal: 50, threshold: 50 }]);
 });
 
 test('it stays busy until the signal falls to the low watermark', () => {
@@ -28,7 +33,7 @@ test('it stays busy until the signal falls to the low watermark', () => {
     transitions.map((t) => t.to),
     ['busy', 'normal'],
   );
-  assert.equal(transitions[1]!.thresholdMs, 20);
+  assert.equal(transitions[1]!.threshold, 20);
 });
 
 test('a signal oscillating between the watermarks does not make it flap', () => {
@@ -45,7 +50,7 @@ test('each crossing in turn is one transition, counted by the state entered', ()
   const { gate } = drive([60, 10, 60, 10, 60]);
   assert.deepEqual(gate.transitions, { busy: 3, normal: 2 });
   assert.equal(gate.state, 'busy');
-  assert.equal(gate.lastSignalMs, 60);
+  assert.equal(gate.lastSignal, 60);
 });
 
 test('the door turns busy when the reading is overdue by the high watermark: a long loop turn', () => {
@@ -64,19 +69,35 @@ test('the door turns busy when the reading is overdue by the high watermark: a l
   // Without readings (the timer not started) the door judges by the state alone.
   const idle = new AdmissionGate(SETTINGS);
   assert.equal(idle.admit(1_000_000), true);
+  // A signal that is not a delay has no overdue check.
+  const utilization = new AdmissionGate({ high: 95, low: 80, sampleMs: 100 });
+  utilization.noteReading(0);
+  assert.equal(utilization.admit(10_000), true);
 });
 
 test('watermarks that cannot give hysteresis are refused', () => {
-  assert.throws(() => new AdmissionGate({ highMs: 20, lowMs: 20, sampleMs: 100 }), /must be below/);
+  assert.throws(() => new AdmissionGate({ high: 20, low: 20, sampleMs: 100 }), /must be below/);
 });
 
 test('start reads the signal on its timer and stop ends it', async () => {
   const readings = [70, 70, 5];
-  const gate = new AdmissionGate({ highMs: 50, lowMs: 20, sampleMs: 5 });
+  const gate = new AdmissionGate({ high: 50, low: 20, sampleMs: 5 });
   gate.start(() => readings.shift() ?? 5);
   await new Promise((resolve) => setTimeout(resolve, 60));
   gate.stop();
   assert.deepEqual(gate.transitions, { busy: 1, normal: 1 });
+});
+
+test("the utilisation signal reads a busy loop's share of the time", async () => {
+  const signal = eventLoopUtilizationSignal();
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.ok(signal.read() < 50, 'an idle loop');
+  const end = performance.now() + 150;
+  while (performance.now() < end) {
+    // keep the loop busy
+  }
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.ok(signal.read() > 80, 'a loop that ran callbacks the whole time');
 });
 
 test("the event-loop signal reads a blocked loop's delay", async () => {

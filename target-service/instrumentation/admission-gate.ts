@@ -1,29 +1,38 @@
 // Admission control with hysteresis: refuse new work at the door while the event loop is late.
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { type EventLoopUtilization, monitorEventLoopDelay, performance } from 'node:perf_hooks';
 
 /** The gate's two states. */
 export type AdmissionState = 'normal' | 'busy';
 
+/** The signals a Node service's gate can read: event-loop delay (ms) or utilisation (%). */
+export const ADMISSION_SIGNALS = ['delay', 'utilization'] as const;
+export type AdmissionSignalKind = (typeof ADMISSION_SIGNALS)[number];
+
 /** When the gate changes state, and on what signal. */
 export interface AdmissionGateSettings {
-  /** Enter `busy` when the signal reaches this, ms. */
-  highMs: number;
-  /** Return to `normal` only when the signal falls to this or below, ms (below highMs). */
-  lowMs: number;
+  /** Enter `busy` when the signal reaches this (in the signal's unit). */
+  high: number;
+  /** Return to `normal` only when the signal falls to this or below (below `high`). */
+  low: number;
   /** How often the signal is read, ms. */
   sampleMs: number;
+  /**
+   * A delay signal only: the door turns busy when the reading is overdue by this many ms
+   * (see {@link AdmissionGate.admit}); undefined: no such check.
+   */
+  overdueMs?: number;
 }
 
-/** One reading of the saturation signal, ms; each call covers the time since the last. */
-export type DelaySignal = () => number;
+/** One reading of the saturation signal; each call covers the time since the last. */
+export type SaturationSignal = () => number;
 
 /** A change of state, for the log and the metrics. */
 export interface AdmissionTransition {
   to: AdmissionState;
-  /** The signal that caused it, ms. */
-  signalMs: number;
-  /** The watermark it crossed, ms. */
-  thresholdMs: number;
+  /** The signal that caused it. */
+  signal: number;
+  /** The watermark it crossed. */
+  threshold: number;
 }
 
 /**
@@ -36,7 +45,7 @@ export interface AdmissionTransition {
  *   blocked for the whole interval lets no histogram sample be taken, and would otherwise
  *   read as idle.
  */
-export function eventLoopDelaySignal(intervalMs: number): { read: DelaySignal; close(): void } {
+export function eventLoopDelaySignal(intervalMs: number): { read: SaturationSignal; close(): void } {
   const resolutionMs = 10;
   const histogram = monitorEventLoopDelay({ resolution: resolutionMs });
   histogram.enable();
@@ -55,6 +64,25 @@ export function eventLoopDelaySignal(intervalMs: number): { read: DelaySignal; c
 }
 
 /**
+ * The event loop's utilisation since the last reading, % (Node's
+ * `performance.eventLoopUtilization`): the share of the time the loop was running callbacks.
+ * Unlike the delay, it sees a loop that is full of short callbacks (work serialised through
+ * a pool), which never makes one timer very late.
+ */
+export function eventLoopUtilizationSignal(): { read: SaturationSignal; close(): void } {
+  let last: EventLoopUtilization = performance.eventLoopUtilization();
+  return {
+    read() {
+      const now = performance.eventLoopUtilization();
+      const delta = performance.eventLoopUtilization(now, last);
+      last = now;
+      return delta.utilization * 100;
+    },
+    close() {},
+  };
+}
+
+/**
  * A load monitor with hysteresis. Every `sampleMs` it reads a saturation signal (for a
  * Node service, event-loop delay). It enters `busy` when the signal reaches `highMs` and
  * returns to `normal` only when it falls to `lowMs` or below, so a signal that wanders
@@ -68,7 +96,7 @@ export function eventLoopDelaySignal(intervalMs: number): { read: DelaySignal; c
 export class AdmissionGate {
   readonly settings: AdmissionGateSettings;
   #state: AdmissionState = 'normal';
-  #lastSignalMs = 0;
+  #lastSignal = 0;
   #transitions = { busy: 0, normal: 0 };
   #timer: NodeJS.Timeout | undefined;
   /** When the signal was last read (ms on `#now`'s clock), while the timer runs. */
@@ -77,9 +105,9 @@ export class AdmissionGate {
   readonly #onTransition: (t: AdmissionTransition) => void;
 
   constructor(settings: AdmissionGateSettings, onTransition: (t: AdmissionTransition) => void = () => {}) {
-    if (!(settings.lowMs < settings.highMs))
+    if (!(settings.low < settings.high))
       throw new RangeError(
-        `the low watermark (${settings.lowMs} ms) must be below the high one (${settings.highMs} ms)`,
+        `the low watermark (${settings.low}) must be below the high one (${settings.high})`,
       );
     this.settings = settings;
     this.#onTransition = onTransition;
@@ -89,9 +117,9 @@ export class AdmissionGate {
     return this.#state;
   }
 
-  /** The last signal read, ms. */
-  get lastSignalMs(): number {
-    return this.#lastSignalMs;
+  /** The last signal read. */
+  get lastSignal(): number {
+    return this.#lastSignal;
   }
 
   /** Transitions so far, by the state entered. */
@@ -107,9 +135,10 @@ export class AdmissionGate {
    * admit them all before the next reading.
    */
   admit(nowMs: number = this.#now()): boolean {
-    if (this.#state === 'normal' && this.#lastReadingMs !== undefined) {
+    const limit = this.settings.overdueMs;
+    if (this.#state === 'normal' && limit !== undefined && this.#lastReadingMs !== undefined) {
       const overdueMs = nowMs - this.#lastReadingMs - this.settings.sampleMs;
-      if (overdueMs >= this.settings.highMs) this.observe(overdueMs);
+      if (overdueMs >= limit) this.#enter('busy', overdueMs, limit);
     }
     return this.#state === 'normal';
   }
@@ -119,16 +148,16 @@ export class AdmissionGate {
     this.#lastReadingMs = nowMs;
   }
 
-  /** Takes one reading of the signal, ms, and changes state if it crossed a watermark. */
-  observe(signalMs: number): void {
-    this.#lastSignalMs = signalMs;
-    const { highMs, lowMs } = this.settings;
-    if (this.#state === 'normal' && signalMs >= highMs) this.#enter('busy', signalMs, highMs);
-    else if (this.#state === 'busy' && signalMs <= lowMs) this.#enter('normal', signalMs, lowMs);
+  /** Takes one reading of the signal and changes state if it crossed a watermark. */
+  observe(signal: number): void {
+    this.#lastSignal = signal;
+    const { high, low } = this.settings;
+    if (this.#state === 'normal' && signal >= high) this.#enter('busy', signal, high);
+    else if (this.#state === 'busy' && signal <= low) this.#enter('normal', signal, low);
   }
 
   /** Reads `signal` every `sampleMs` until `stop`; `now` is the clock of the overdue check. Idempotent. */
-  start(signal: DelaySignal, now: () => number = () => performance.now()): void {
+  start(signal: SaturationSignal, now: () => number = () => performance.now()): void {
     this.#now = now;
     this.noteReading(now());
     this.#timer ??= setInterval(() => {
@@ -144,9 +173,9 @@ export class AdmissionGate {
     this.#lastReadingMs = undefined;
   }
 
-  #enter(state: AdmissionState, signalMs: number, thresholdMs: number): void {
+  #enter(state: AdmissionState, signal: number, threshold: number): void {
     this.#state = state;
     this.#transitions[state]++;
-    this.#onTransition({ to: state, signalMs, thresholdMs });
+    this.#onTransition({ to: state, signal, threshold });
   }
 }

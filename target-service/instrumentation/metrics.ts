@@ -65,20 +65,20 @@ export class ServiceMetrics {
         },
       });
       new Gauge({
-        name: 'admission_signal_ms',
-        help: 'The event-loop delay the admission gate last read, ms (its watermarks: admission_high_ms, admission_low_ms).',
+        name: 'admission_signal',
+        help: 'What the admission gate last read: event-loop delay in ms, or utilisation in % (its watermarks: admission_high, admission_low).',
         registers,
         collect() {
-          this.set(gate.lastSignalMs);
+          this.set(gate.lastSignal);
         },
       });
       for (const [name, value] of [
-        ['admission_high_ms', gate.settings.highMs],
-        ['admission_low_ms', gate.settings.lowMs],
+        ['admission_high', gate.settings.high],
+        ['admission_low', gate.settings.low],
       ] as const) {
         new Gauge({
           name,
-          help: `The admission gate's ${name === 'admission_high_ms' ? 'high (enter busy)' : 'low (back to normal)'} watermark, ms.`,
+          help: `The admission gate's ${name === 'admission_high' ? 'high (enter busy)' : 'low (back to normal)'} watermark, in its signal's unit.`,
           registers,
           collect() {
             this.set(value);

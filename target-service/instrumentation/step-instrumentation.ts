@@ -2,7 +2,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type pg from 'pg';
 import type { ExpireReason, ServiceSettings, ShedReason } from '../../contract/index.ts';
-import { AdmissionGate, type AdmissionGateSettings, eventLoopDelaySignal } from './admission-gate.ts';
+import {
+  AdmissionGate,
+  type AdmissionGateSettings,
+  type AdmissionSignalKind,
+  eventLoopDelaySignal,
+  eventLoopUtilizationSignal,
+} from './admission-gate.ts';
 import { ServiceMetrics } from './metrics.ts';
 import { instrumentPool, type PoolProbe } from './pool-instrumentation.ts';
 import { type Clock, type ProcessProbe, systemLoopDelayMonitor } from './process-probe.ts';
@@ -30,7 +36,7 @@ export interface StepInstrumentationOptions {
    * An admission gate on event-loop delay (see {@link AdmissionGate}); none by default. While
    * it is busy, {@link StepInstrumentation.admit} refuses new requests.
    */
-  admission?: AdmissionGateSettings;
+  admission?: AdmissionGateSettings & { signal: AdmissionSignalKind };
 }
 
 /** HTTP status recorded when the client went away before the response was complete. */
@@ -81,10 +87,11 @@ export class StepInstrumentation {
     this.#log = options.log ?? ((line) => process.stderr.write(`${line}\n`));
     this.#logIntervalMs = options.saturationLogIntervalMs ?? 5000;
     // The gate protects the service whether or not it is measured (INSTRUMENT=off keeps it).
+    const signalName = options.admission?.signal === 'utilization' ? 'loopBusyPct' : 'loopDelayMs';
     const gate = options.admission
       ? new AdmissionGate(options.admission, (t) => {
           this.#log(
-            `ts=${new Date(this.recorder.now()).toISOString()} level=${t.to === 'busy' ? 'warn' : 'info'} event=admission_${t.to} loopDelayMs=${t.signalMs.toFixed(1)} ${t.to === 'busy' ? 'high' : 'low'}Ms=${t.thresholdMs}`,
+            `ts=${new Date(this.recorder.now()).toISOString()} level=${t.to === 'busy' ? 'warn' : 'info'} event=admission_${t.to} ${signalName}=${t.signal.toFixed(1)} ${t.to === 'busy' ? 'high' : 'low'}=${t.threshold}`,
           );
           this.metrics?.admissionTransitions.inc({ to: t.to });
         })
@@ -111,7 +118,10 @@ export class StepInstrumentation {
       this.recorder.startTicking();
     }
     if (gate) {
-      const signal = eventLoopDelaySignal(gate.settings.sampleMs);
+      const signal =
+        options.admission?.signal === 'utilization'
+          ? eventLoopUtilizationSignal()
+          : eventLoopDelaySignal(gate.settings.sampleMs);
       this.#gateSignal = signal;
       gate.start(signal.read);
     }
