@@ -225,8 +225,8 @@ function recoveryOf(
     clients,
     seconds: back,
     summary:
-      back === 0
-        ? `at ${clients} clients goodput was back at once (${fmt(recovery.goodputPerSec)}/s; ${level})`
+      back <= 1
+        ? `at ${clients} clients goodput was back within ${back} s (${fmt(recovery.goodputPerSec)}/s over the recovery; ${level})`
         : `at ${clients} clients goodput came back to 80% of ${level} after ${back} s (${fmt(recovery.goodputPerSec)}/s over the recovery): the work queued for callers who had gone was done first`,
   };
 }

@@ -525,3 +525,37 @@ test('a served rate that falls past the plateau is a collapse, never "held"', ()
   assert.match(v.overload, /69.5 queries\/s for callers who had gone/);
   assert.match(v.overload, /congestion collapse/);
 });
+
+test('the admission gate as the first limit: it refused at the door before any listed resource was full', () => {
+  // ADMISSION=on (delay, 100/20 ms), CPU_MS=15, POOL_MAX=32: served flattened at 36/s with
+  // the CPU at 69 % while the gate refused the excess (run 20261202-050203).
+  const admission = (n: number) => ({ sheds: { queue: 0, timeout: 0, admission: n } });
+  const rows = [
+    row(20, 18.7, { cpuPct: 43, eventLoopUtilization: 0.44, checkedOutPct: 3 }),
+    row(
+      40,
+      31,
+      { cpuPct: 69, eventLoopUtilization: 0.68, checkedOutPct: 8, ...admission(64) },
+      { failures: shed(64) },
+    ),
+    row(
+      60,
+      36.4,
+      { cpuPct: 76, eventLoopUtilization: 0.75, checkedOutPct: 18, ...admission(223) },
+      { failures: shed(223) },
+    ),
+    row(
+      80,
+      32.7,
+      { cpuPct: 68, eventLoopUtilization: 0.68, checkedOutPct: 15, ...admission(447) },
+      { failures: shed(447) },
+    ),
+  ];
+  const v = decideVerdict(
+    inputs(rows, { settings: { ...SHED_SETTINGS, poolMax: 32, queueMax: null, shed: false } }),
+  );
+  assert.equal(v.firstLimit.resource, 'admission');
+  assert.match(v.evidence.saturated.join(' '), /the admission gate refused \d+ requests at the door/);
+  assert.match(v.overload, /503 \+ Retry-After \(admission \d+\)/);
+  assert.match(v.nextLimit, /the CPU the gate protects/);
+});

@@ -209,6 +209,12 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
       } else if (queryRose) {
         resource = 'database';
         saturated.push(queryText, poolText);
+      } else if ((evidenceRow.server?.sheds?.admission ?? 0) > 0) {
+        // Nothing listed was full, and the service refused at its door: its admission gate,
+        // not a resource, set the plateau (the gate's watermark is below saturation).
+        resource = 'admission';
+        const refused = beyond.reduce((a, r) => a + (r.server?.sheds?.admission ?? 0), 0);
+        saturated.push(`the admission gate refused ${refused} requests at the door (503, reason admission)`);
       } else {
         resource = 'unlisted';
       }
@@ -367,6 +373,8 @@ const NEXT_LIMIT: Record<LimitResource, string> = {
   pool: 'PostgreSQL: its CPU, locks and wait events (pg_stat_activity) once the pool is larger; then the service CPU',
   cpu: 'the event loop and GC; then the pool once CPU is added (more replicas or less work per request)',
   database: 'PostgreSQL waits (pg_stat_activity wait_event), slow queries and the database host CPU',
+  admission:
+    "the CPU the gate protects: with its watermark higher the service serves more and waits longer; read the gate's transitions (admission_transitions_total) against the latency you can accept",
   generator: 'rerun with a stronger generator (execution segments on more cores or machines)',
   inconclusive:
     'rerun with more pre-allocated VUs (about rate × latency in flight), then read the first limit',

@@ -121,6 +121,8 @@ export interface SaturationRow {
 }
 
 /**
+ * `admission`: the service's own admission gate refused the excess before any listed resource
+ * saturated (its watermark set the plateau);
  * `generator`: the load generator could not keep up (its CPU or event-loop lag);
  * `inconclusive`: the rows that matter dropped starts for want of VUs, so the service was
  * not given the load the step names.
@@ -129,6 +131,7 @@ export const LIMIT_RESOURCES = [
   'pool',
   'cpu',
   'database',
+  'admission',
   'generator',
   'inconclusive',
   'unlisted',
