@@ -35,6 +35,8 @@ export interface RunComparison {
 
 /** The plateau moves when it changes by at least this factor. */
 const MOVED = 1.2;
+/** …or by this much when the first limit passed to another resource with it. */
+const HANDED_ON = 1.05;
 
 function settings(manifest: RunManifest | undefined): Record<string, string | number | boolean | null> {
   const out: Record<string, string | number | boolean | null> = {};
@@ -84,9 +86,18 @@ export function compareRuns(
   const limitAfter = b.analysis.verdict.firstLimit.resource;
   const serviceChanges = changes.filter((c) => !LOAD_KEYS.includes(c.key));
   let confirmedBy: string | null = null;
-  if (serviceChanges.length === 1 && ratio !== null && ratio >= MOVED) {
-    const c = serviceChanges[0]!;
-    confirmedBy = `${c.key} ${c.before} -> ${c.after} alone moved the plateau to ${Math.round(servedB * 10) / 10}/s${pb === null ? ' or more' : ''} (${ratio.toFixed(1)}x)`;
+  const only = serviceChanges.length === 1 ? serviceChanges[0]! : undefined;
+  // A smaller move confirms too when it handed the first limit to the next resource: the
+  // plateau rose until that one bound (a second limit in series right behind the first).
+  const handedOn =
+    only !== undefined &&
+    ratio !== null &&
+    ratio >= HANDED_ON &&
+    SIZES[only.key] === limitBefore &&
+    limitAfter !== limitBefore &&
+    !['none', 'unlisted', 'generator', 'inconclusive'].includes(limitAfter);
+  if (only && ratio !== null && (ratio >= MOVED || handedOn)) {
+    confirmedBy = `${only.key} ${only.before} -> ${only.after} alone moved the plateau to ${Math.round(servedB * 10) / 10}/s${pb === null ? ' or more' : ''} (${ratio >= MOVED ? ratio.toFixed(1) : ratio.toFixed(2)}x)${handedOn && ratio < MOVED ? `, where the ${limitAfter} became the first limit` : ''}`;
   }
   const steps = [
     ...new Set([...a.analysis.table.map((r) => r.step), ...b.analysis.table.map((r) => r.step)]),
@@ -109,7 +120,7 @@ export function compareRuns(
         ? `${serviceChanges.length} service settings differ (${serviceChanges.map((c) => c.key).join(', ')}): change one at a time to confirm a limit`
         : confirmedBy
           ? `confirmed: ${confirmedBy}`
-          : `${serviceChanges[0]!.key} alone did not move the plateau (${ratio ?? '?'}x): ${limitBefore} was not the limit, or another resource limits next`;
+          : didNotMove(serviceChanges[0]!.key, ratio, limitBefore);
   return {
     changes,
     plateauBefore: pa,
@@ -122,6 +133,36 @@ export function compareRuns(
     rows,
     summary,
   };
+}
+
+/** The resource each reference-service setting sizes. */
+const SIZES: Record<string, string> = {
+  POOL_MAX: 'pool',
+  QUEUE_MAX: 'pool',
+  ACQUIRE_TIMEOUT_MS: 'pool',
+  CPU_MS: 'cpu',
+  PAYLOAD_KB: 'cpu',
+  RENDER_FIRST: 'cpu',
+  QUERY_MS: 'database',
+  ADMISSION: 'admission',
+  ADMISSION_HIGH_MS: 'admission',
+  ADMISSION_LOW_MS: 'admission',
+  ADMISSION_HIGH_PCT: 'admission',
+  ADMISSION_LOW_PCT: 'admission',
+};
+
+/**
+ * Why one change did not move the plateau. When the setting sizes another resource than the
+ * first limit, that is what the first limit predicts (raising the wrong one moves nothing);
+ * when it sizes the named limit, the verdict is in doubt.
+ */
+function didNotMove(key: string, ratio: number | null, limitBefore: string): string {
+  const sized = SIZES[key];
+  const head = `${key} alone did not move the plateau (${ratio ?? '?'}x)`;
+  if (sized === undefined) return `${head}: ${key} does not size ${limitBefore}, the first limit`;
+  if (sized !== limitBefore)
+    return `${head}, as the first limit predicts: it sizes the ${sized}, and the first limit is ${limitBefore}`;
+  return `${head}: the ${sized} was not the limit after all, or another resource limits right behind it`;
 }
 
 /** Settings of the load rather than of the service: a change to them confirms no limit. */
