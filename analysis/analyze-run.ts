@@ -33,7 +33,6 @@ import {
 } from './render.ts';
 import { compileReportTemplate, type ReportAssets, type ReportRun, renderReport } from './render-report.ts';
 import {
-  compileSweepTemplates,
   renderSweepRecord,
   renderSweepTableMarkdown,
   renderSweepTableText,
@@ -434,7 +433,7 @@ let loadedSweep: SweepTemplates | undefined;
 /** The sweep's record and table templates, read from templates/ once per process. */
 async function loadSweepTemplates(): Promise<SweepTemplates> {
   const dir = new URL('../templates/', import.meta.url);
-  loadedSweep ??= compileSweepTemplates({
+  loadedSweep ??= compileTemplates({
     record: await readFile(new URL('sweep.txt.hbs', dir), 'utf8'),
     table: await readFile(new URL('sweep-table.md.hbs', dir), 'utf8'),
   });

@@ -1,24 +1,9 @@
 // Renders a closed-model sweep: its record (templates/sweep.txt.hbs) and its table.
-import Handlebars from 'handlebars';
 import type { AnalysisResult, RunManifest, SweepRow } from '../contract/index.ts';
-import { recordFields } from './render.ts';
+import { num, recordFields, type Templates } from './render.ts';
 
-/** The compiled templates of a sweep's record.txt and table.md. */
-export interface SweepTemplates {
-  record: Handlebars.TemplateDelegate;
-  table: Handlebars.TemplateDelegate;
-}
-
-/** Compiles templates/sweep.txt.hbs and templates/sweep-table.md.hbs. */
-export function compileSweepTemplates(sources: { record: string; table: string }): SweepTemplates {
-  const compile = (source: string) => Handlebars.compile(source, { noEscape: true, strict: true });
-  return { record: compile(sources.record), table: compile(sources.table) };
-}
-
-const num = (x: number | null | undefined, digits = 1): string =>
-  x === null || x === undefined || Number.isNaN(x)
-    ? '–'
-    : String(Math.round(x * 10 ** digits) / 10 ** digits);
+/** The compiled templates of a sweep's record.txt and table.md (templates/sweep*.hbs). */
+export type SweepTemplates = Templates;
 
 function cells(row: SweepRow): Record<string, string> {
   const s = row.server;

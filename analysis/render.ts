@@ -18,7 +18,8 @@ export function compileTemplates(sources: { record: string; table: string }): Te
   return { record: compile(sources.record), table: compile(sources.table) };
 }
 
-const num = (x: number | null | undefined, digits = 1): string =>
+/** A figure for a table or a record: rounded to `digits`, '–' when not measured. */
+export const num = (x: number | null | undefined, digits = 1): string =>
   x === null || x === undefined || Number.isNaN(x)
     ? '–'
     : String(Math.round(x * 10 ** digits) / 10 ** digits);

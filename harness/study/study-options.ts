@@ -183,22 +183,8 @@ export function planStudy(flags: RunFlags, env: Record<string, string | undefine
     return pick(flag, value, fallback);
   };
 
-  let steps = STUDY_DEFAULTS.steps;
-  if (flags.steps !== undefined) {
-    const parts = flags.steps.split(',').map((p) => p.trim());
-    const values = parts.map(Number);
-    if (
-      !parts.every((p) => /^\d+$/.test(p)) ||
-      values.some((v) => v <= 0) ||
-      values.some((v, i) => i > 0 && v <= values[i - 1]!)
-    ) {
-      problems.push({
-        setting: '--steps',
-        message: `"${flags.steps}" is not accepted`,
-        hint: 'use strictly increasing whole rates, e.g. 20,40,60',
-      });
-    } else steps = values;
-  }
+  let steps =
+    increasingList('--steps', flags.steps, 'whole rates, e.g. 20,40,60', problems) ?? STUDY_DEFAULTS.steps;
   steps = pick(
     '--steps',
     flags.steps === undefined ? undefined : steps.join(','),
@@ -290,22 +276,9 @@ export function planStudy(flags: RunFlags, env: Record<string, string | undefine
         : 'add --model closed for a sweep of client counts, or drop the flag',
     });
   }
-  let vusLevels = STUDY_DEFAULTS.vusLevels;
-  if (flags.vus !== undefined) {
-    const parts = flags.vus.split(',').map((p) => p.trim());
-    const values = parts.map(Number);
-    if (
-      !parts.every((p) => /^\d+$/.test(p)) ||
-      values.some((v) => v <= 0) ||
-      values.some((v, i) => i > 0 && v <= values[i - 1]!)
-    ) {
-      problems.push({
-        setting: '--vus',
-        message: `"${flags.vus}" is not accepted`,
-        hint: 'use strictly increasing whole numbers of clients, e.g. 2,4,8,12,16,20',
-      });
-    } else vusLevels = values;
-  }
+  const vusLevels =
+    increasingList('--vus', flags.vus, 'whole numbers of clients, e.g. 2,4,8,12,16,20', problems) ??
+    STUDY_DEFAULTS.vusLevels;
   if (closed)
     pick(
       '--vus',
@@ -431,6 +404,32 @@ export function planStudy(flags: RunFlags, env: Record<string, string | undefine
     quiet: flags.quiet === true,
     sources,
   };
+}
+
+/**
+ * A flag of strictly increasing positive whole numbers (`20,40,60`); undefined when it was not
+ * given or is not one (then a problem naming `what` is added).
+ */
+function increasingList(
+  flag: string,
+  raw: string | undefined,
+  what: string,
+  problems: ConfigProblem[],
+): number[] | undefined {
+  if (raw === undefined) return undefined;
+  const parts = raw.split(',').map((p) => p.trim());
+  const values = parts.map(Number);
+  const ok =
+    parts.every((p) => /^\d+$/.test(p)) &&
+    values.every((v) => v > 0) &&
+    values.every((v, i) => i === 0 || v > values[i - 1]!);
+  if (ok) return values;
+  problems.push({
+    setting: flag,
+    message: `"${raw}" is not accepted`,
+    hint: `use strictly increasing ${what}`,
+  });
+  return undefined;
 }
 
 /**
