@@ -100,42 +100,42 @@ const INT_SETTINGS: IntSetting[] = [
     env: 'CPU_MS',
     min: 0,
     max: 10_000,
-    what: 'event-loop CPU per request with its render, ms',
+    what: 'CPU per request, ms',
   },
   {
     key: 'admissionHighMs',
     env: 'ADMISSION_HIGH_MS',
     min: 1,
     max: 60_000,
-    what: 'with ADMISSION=on: busy from this event-loop delay, ms',
+    what: 'gate busy at this delay',
   },
   {
     key: 'admissionLowMs',
     env: 'ADMISSION_LOW_MS',
     min: 0,
     max: 60_000,
-    what: 'with ADMISSION=on: normal again at this delay, ms',
+    what: 'gate normal at this delay',
   },
   {
     key: 'admissionHighPct',
     env: 'ADMISSION_HIGH_PCT',
     min: 1,
     max: 100,
-    what: 'ADMISSION_SIGNAL=utilization: busy from this % busy',
+    what: 'gate busy at this % busy',
   },
   {
     key: 'admissionLowPct',
     env: 'ADMISSION_LOW_PCT',
     min: 0,
     max: 100,
-    what: 'ADMISSION_SIGNAL=utilization: normal again at this %',
+    what: 'gate normal at this %',
   },
   {
     key: 'admissionSampleMs',
     env: 'ADMISSION_SAMPLE_MS',
     min: 10,
     max: 60_000,
-    what: 'with ADMISSION=on: how often the delay is read, ms',
+    what: 'how often the gate reads',
   },
 ];
 
@@ -143,8 +143,8 @@ const BOOL_SETTINGS: { key: keyof ServiceConfig; env: string; what: string }[] =
   { key: 'renderFirst', env: 'RENDER_FIRST', what: 'render before borrowing' },
   { key: 'shed', env: 'SHED', what: 'off: queue without bound' },
   { key: 'instrument', env: 'INSTRUMENT', what: 'off: no /steps, /metrics' },
-  { key: 'deadlines', env: 'DEADLINES', what: 'on: 504 when X-Request-Timeout-Ms passed in the wait' },
-  { key: 'admission', env: 'ADMISSION', what: 'on: 503 at the door while the event loop is late' },
+  { key: 'deadlines', env: 'DEADLINES', what: 'on: 504 past the deadline' },
+  { key: 'admission', env: 'ADMISSION', what: 'on: the admission gate' },
 ];
 
 /** One line per setting for `plateau serve --help`: name, default, accepted values, meaning. */
@@ -163,12 +163,7 @@ export function serviceSettingsHelp(): string {
       'on|off',
       s.what,
     ]),
-    [
-      'ADMISSION_SIGNAL',
-      SERVICE_DEFAULTS.admissionSignal,
-      'delay|utilization',
-      'with ADMISSION=on: what the gate reads',
-    ],
+    ['ADMISSION_SIGNAL', SERVICE_DEFAULTS.admissionSignal, 'word', 'delay or utilization'],
     ['HOST', SERVICE_DEFAULTS.host, 'address', 'address to listen on'],
     ['DATABASE_URL', 'unset', 'postgres://…', 'unset: embedded PostgreSQL'],
   ];

@@ -46,7 +46,7 @@ test('plateau run --quiet: no progress at all', async () => {
 });
 
 test('plateau check without a terminal: a line every 10 s and the last, step check at the constant rate', async () => {
-  const check = ['--rate', '20', '--duration', '12', '--set', 'POOL_MAX=2', '--out', out];
+  const check = ['--rate', '20', '--duration', '16', '--set', 'POOL_MAX=2', '--out', out];
   const result = await plateau(['check', ...check]);
   assert.ok(result.code === 0 || result.code === 99, result.stderr);
   const lines = result.stderr.match(/^step check, .*$/gm) ?? [];

@@ -191,28 +191,32 @@ when interrupted, 1 when the check could not run.`,
       });
       const reporter = stderrReporter(flags.quiet === true);
       const running = runCheck(plan, { signal: stop.signal, onProgress: (p) => reporter.report(p) });
-      finished = running;
-      const result = await running.finally(() => reporter.finish());
-      if (flags.junit) await writeJunit(flags.junit, result, plan.ratePerSec);
-      if (flags.json) {
-        process.stdout.write(`${JSON.stringify({ ...result, ratePerSec: plan.ratePerSec }, null, 2)}\n`);
-      } else {
-        for (const t of result.thresholds) {
+      // The drain on a signal waits for all of this, printing included: the process exits
+      // as soon as it ends, and an await between the study and the output would lose it.
+      finished = (async () => {
+        const result = await running.finally(() => reporter.finish());
+        if (flags.junit) await writeJunit(flags.junit, result, plan.ratePerSec);
+        if (flags.json) {
+          process.stdout.write(`${JSON.stringify({ ...result, ratePerSec: plan.ratePerSec }, null, 2)}\n`);
+        } else {
+          for (const t of result.thresholds) {
+            process.stdout.write(
+              `${t.failed ? '✗' : '✓'} ${t.metric}: ${t.expression}${t.value === undefined ? '' : `  (${Math.round(t.value * 1000) / 1000})`}\n`,
+            );
+          }
+          const verdict =
+            result.exitCode === 0
+              ? 'pass'
+              : result.exitCode === EXIT_CODES.thresholdsFailed
+                ? 'FAIL: a threshold was crossed'
+                : 'interrupted';
           process.stdout.write(
-            `${t.failed ? '✗' : '✓'} ${t.metric}: ${t.expression}${t.value === undefined ? '' : `  (${Math.round(t.value * 1000) / 1000})`}\n`,
+            `check at ${plan.ratePerSec}/s for ${plan.durationSeconds} s: ${verdict}\nrun directory: ${relative(process.cwd(), result.runDir)}\n`,
           );
         }
-        const verdict =
-          result.exitCode === 0
-            ? 'pass'
-            : result.exitCode === EXIT_CODES.thresholdsFailed
-              ? 'FAIL: a threshold was crossed'
-              : 'interrupted';
-        process.stdout.write(
-          `check at ${plan.ratePerSec}/s for ${plan.durationSeconds} s: ${verdict}\nrun directory: ${relative(process.cwd(), result.runDir)}\n`,
-        );
-      }
-      process.exitCode = result.exitCode;
+        process.exitCode = result.exitCode;
+      })();
+      await finished;
     });
   addRequestOptions(check);
 }

@@ -115,31 +115,38 @@ the new run's record. A limit is confirmed when changing it alone moved the plat
       });
       const reporter = stderrReporter(plan.quiet === true);
       const running = runStudy(plan, { signal: stop.signal, onProgress: (p) => reporter.report(p) });
-      finished = running;
-      const result = await running.finally(() => reporter.finish());
-      if (!result.output) return;
-      const comparison = compareRuns(before, { analysis: result.output.analysis, manifest: result.manifest });
-      const record = renderRecord(
-        await loadTemplates(),
-        result.output.analysis,
-        result.manifest,
-        comparison.confirmedBy ?? undefined,
-      );
-      await writeFileAtomic(join(result.runDir, 'record.txt'), record);
-      await writeFileAtomic(
-        join(result.runDir, 'comparison.json'),
-        `${JSON.stringify({ runA: before.dir, runB: result.runDir, ...comparison }, null, 2)}\n`,
-      );
-      // The new run's report.html becomes the comparison: A and B overlaid.
-      await writeReport([before.dir, result.runDir]);
-      if (plan.json) {
-        process.stdout.write(`${JSON.stringify({ ...comparison, runDir: result.runDir }, null, 2)}\n`);
-      } else {
-        process.stdout.write(
-          `${result.output.tableText}\n${record}\n${renderComparison(comparison)}\nrun directory: ${relative(process.cwd(), result.runDir)}\n`,
+      // The drain on a signal waits for all of this, printing included: the process exits
+      // as soon as it ends, and an await between the study and the output would lose it.
+      finished = (async () => {
+        const result = await running.finally(() => reporter.finish());
+        if (!result.output) return;
+        const comparison = compareRuns(before, {
+          analysis: result.output.analysis,
+          manifest: result.manifest,
+        });
+        const record = renderRecord(
+          await loadTemplates(),
+          result.output.analysis,
+          result.manifest,
+          comparison.confirmedBy ?? undefined,
         );
-      }
-      process.exitCode = result.exitCode;
+        await writeFileAtomic(join(result.runDir, 'record.txt'), record);
+        await writeFileAtomic(
+          join(result.runDir, 'comparison.json'),
+          `${JSON.stringify({ runA: before.dir, runB: result.runDir, ...comparison }, null, 2)}\n`,
+        );
+        // The new run's report.html becomes the comparison: A and B overlaid.
+        await writeReport([before.dir, result.runDir]);
+        if (plan.json) {
+          process.stdout.write(`${JSON.stringify({ ...comparison, runDir: result.runDir }, null, 2)}\n`);
+        } else {
+          process.stdout.write(
+            `${result.output.tableText}\n${record}\n${renderComparison(comparison)}\nrun directory: ${relative(process.cwd(), result.runDir)}\n`,
+          );
+        }
+        process.exitCode = result.exitCode;
+      })();
+      await finished;
     });
   addRequestOptions(confirm);
 }

@@ -108,27 +108,31 @@ Examples:
       // Progress goes to stderr only: with --json, stdout carries the JSON alone.
       const reporter = stderrReporter(plan.quiet === true);
       const running = runStudy(plan, { signal: stop.signal, onProgress: (p) => reporter.report(p) });
-      finished = running;
-      const result = await running.finally(() => reporter.finish());
-      const where = relative(process.cwd(), result.runDir) || result.runDir;
-      if (plan.json) {
-        process.stdout.write(
-          `${JSON.stringify({ ...result.output?.analysis, runDir: result.runDir }, null, 2)}\n`,
-        );
-      } else if (result.output) {
-        process.stdout.write(
-          `${result.output.tableText}\n${result.output.record}\nrun directory: ${where}\n`,
-        );
-      }
-      if (result.rerunFrom.length > 0 && !plan.quiet) {
-        process.stderr.write(
-          `this is a rerun with more VUs of ${result.rerunFrom.join(', ')} (kept beside it; its rows with drops were not evidence)\n`,
-        );
-      }
-      if (result.manifest.status === 'interrupted') {
-        process.stderr.write(`interrupted: partial run kept in ${where} (plateau analyze ${where})\n`);
-      }
-      process.exitCode = result.exitCode;
+      // The drain on a signal waits for all of this, printing included: the process exits
+      // as soon as it ends, and an await between the study and the output would lose it.
+      finished = (async () => {
+        const result = await running.finally(() => reporter.finish());
+        const where = relative(process.cwd(), result.runDir) || result.runDir;
+        if (plan.json) {
+          process.stdout.write(
+            `${JSON.stringify({ ...result.output?.analysis, runDir: result.runDir }, null, 2)}\n`,
+          );
+        } else if (result.output) {
+          process.stdout.write(
+            `${result.output.tableText}\n${result.output.record}\nrun directory: ${where}\n`,
+          );
+        }
+        if (result.rerunFrom.length > 0 && !plan.quiet) {
+          process.stderr.write(
+            `this is a rerun with more VUs of ${result.rerunFrom.join(', ')} (kept beside it; its rows with drops were not evidence)\n`,
+          );
+        }
+        if (result.manifest.status === 'interrupted') {
+          process.stderr.write(`interrupted: partial run kept in ${where} (plateau analyze ${where})\n`);
+        }
+        process.exitCode = result.exitCode;
+      })();
+      await finished;
     });
   addRequestOptions(run);
 }

@@ -15,7 +15,10 @@ export function registerServe(program: Command): void {
 
 GET /statement?account=<id> borrows a connection from a node-postgres pool, runs a
 stand-in query (SELECT pg_sleep), renders and gzips a statement, and answers 200.
-Overload is refused with 503 + Retry-After (reason queue or timeout) unless SHED=off.
+Overload is refused with 503 + Retry-After (reason queue or timeout) unless SHED=off;
+ADMISSION=on refuses at the door while the event loop is saturated (reason
+admission); DEADLINES=on answers 504 to a request whose X-Request-Timeout-Ms has
+passed, or will before its query ends (docs/reference-service.md, "Overload").
 GET /steps reports per-step figures (read it after a run: it summarises every
 histogram), GET /steps/live the current step and last second (cheap, for polling),
 POST /steps/reset clears them, GET /metrics serves Prometheus text, GET /healthz
