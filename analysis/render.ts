@@ -178,9 +178,11 @@ export function recordFields(
           : 'no server-side evidence',
     confirmedBy: confirmedBy ?? 'not yet confirmed (plateau confirm <run-dir> --set …)',
     safeLimit:
-      safe.ratePerSec === null
-        ? `none: even the first step missed p95 < ${analysis.objectives.p95Ms} ms or failures < ${analysis.objectives.failRate * 100}%`
-        : `${safe.ratePerSec}/s${safe.jittered ? ' with jittered arrivals' : ''}${safe.fromRun ? ` (from run ${safe.fromRun})` : ''} (p95 ${num(safe.p95Ms)} ms, ${num((safe.failureRate ?? 0) * 100, 2)}% failures)`,
+      safe.ratePerSec === null && !analysis.table.some((r) => r.offeredPerSec !== null)
+        ? 'not judged: the run has no rate steps (a check, or requests without step tags)'
+        : safe.ratePerSec === null
+          ? `none: even the first step missed p95 < ${analysis.objectives.p95Ms} ms or failures < ${analysis.objectives.failRate * 100}%`
+          : `${safe.ratePerSec}/s${safe.jittered ? ' with jittered arrivals' : ''}${safe.fromRun ? ` (from run ${safe.fromRun})` : ''} (p95 ${num(safe.p95Ms)} ms, ${num((safe.failureRate ?? 0) * 100, 2)}% failures)`,
     overload: v.overload,
     recovery: v.recovery.summary,
     database: v.database?.summary ?? 'slots unknown (no database facts in run.json)',

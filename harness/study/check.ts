@@ -20,7 +20,14 @@ import type { StudyProgress } from './progress-line.ts';
 import { requestEnv } from './request-options.ts';
 import { createRunDir } from './run-dir.ts';
 import { scriptEntry } from './study-options.ts';
-import { loadFailure, type ReferenceTarget, startLoad, startReferenceTarget } from './target.ts';
+import {
+  fetchSteps,
+  loadFailure,
+  type ReferenceTarget,
+  resetSteps,
+  startLoad,
+  startReferenceTarget,
+} from './target.ts';
 
 /** A validated check. */
 export interface CheckPlan {
@@ -161,6 +168,8 @@ export async function runCheck(
     const body = plan.request.body;
     const bodyFile = body && 'text' in body ? join(dir, 'request-body') : undefined;
     if (bodyFile && body && 'text' in body) await writeFileAtomic(bodyFile, body.text);
+    // The service's side of the check, for its report: pool, queue and CPU per second.
+    await resetSteps(url);
     progress(`checking ${plan.ratePerSec}/s for ${plan.durationSeconds} s`);
     const vus = Math.max(10, Math.ceil(plan.ratePerSec / 2));
     const apiPort = await freeLoopbackPort();
@@ -209,6 +218,8 @@ export async function runCheck(
     await stopChild(child);
     if (!LOAD_FINISHED_CODES.includes(code)) throw loadFailure(plan.engine, command, code, child);
     const thresholds = await thresholdResults(join(dir, 'summary.json'));
+    const steps = await fetchSteps(url);
+    if (steps) await writeFileAtomic(join(dir, 'server.json'), `${JSON.stringify(steps, null, 2)}\n`);
     // analysis.json, record.txt, table.md and report.html of the check, for a human to look
     // at what crossed a threshold; the check's result is its thresholds, not this analysis.
     await target?.stop();

@@ -2,7 +2,6 @@
 import { execFileSync } from 'node:child_process';
 import { cpus, platform, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { request } from 'undici';
 import { type AnalysisOutput, analyzePath } from '../../analysis/analyze-run.ts';
 import { offeredFromTag } from '../../analysis/step-tags.ts';
 import {
@@ -36,9 +35,11 @@ import { requestEnv } from './request-options.ts';
 import { createRunDir, writeManifest } from './run-dir.ts';
 import { type StudyPlan, scriptEntry, scriptEnv } from './study-options.ts';
 import {
+  fetchSteps,
   k6CsvMilliseconds,
   loadFailure,
   type ReferenceTarget,
+  resetSteps,
   startLoad,
   startReferenceTarget,
 } from './target.ts';
@@ -134,20 +135,6 @@ function k6Version(bin: string): string {
     return out.split('\n')[0]?.trim() || 'unknown';
   } catch {
     return 'unknown';
-  }
-}
-
-async function fetchSteps(url: string): Promise<ServerStepReport | undefined> {
-  try {
-    const res = await request(`${url}/steps`, { headersTimeout: 5000, bodyTimeout: 10_000 });
-    if (res.statusCode !== 200) {
-      await res.body.dump();
-      return undefined;
-    }
-    const body = (await res.body.json()) as ServerStepReport;
-    return body.kind === 'plateau.server-steps' ? body : undefined;
-  } catch {
-    return undefined;
   }
 }
 
@@ -268,9 +255,7 @@ async function runOnce(
     }
     const url = baseUrl!;
     // Reset the server-side buckets so they hold this run only (a service without /steps is fine).
-    await request(`${url}/steps/reset`, { method: 'POST' })
-      .then((r) => r.body.dump())
-      .catch(() => undefined);
+    await resetSteps(url);
     const hasSteps = (await fetchSteps(url)) !== undefined;
     if (!hasSteps)
       manifest.warnings.push(`${url} does not answer GET /steps: the analysis will be client-side only`);

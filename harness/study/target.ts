@@ -1,7 +1,8 @@
 // The reference target of a study or check: a database and the statement service.
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ERROR_CODES, PlateauError } from '../../contract/index.ts';
+import { request } from 'undici';
+import { ERROR_CODES, PlateauError, type ServerStepReport } from '../../contract/index.ts';
 import { engineNodeFlags } from '../../engine/node-flags.ts';
 import { type Database, openDatabase } from '../db/database.ts';
 import { registerCleanup } from '../lifecycle.ts';
@@ -147,4 +148,26 @@ export function k6CsvMilliseconds(versionLine: string): boolean {
   const major = Number(match[1]);
   const minor = Number(match[2]);
   return major >= 1 || minor >= 44;
+}
+
+/** The service's `GET /steps` report, or undefined when it does not answer one. */
+export async function fetchSteps(url: string): Promise<ServerStepReport | undefined> {
+  try {
+    const res = await request(`${url}/steps`, { headersTimeout: 5000, bodyTimeout: 10_000 });
+    if (res.statusCode !== 200) {
+      await res.body.dump();
+      return undefined;
+    }
+    const body = (await res.body.json()) as ServerStepReport;
+    return body.kind === 'plateau.server-steps' ? body : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Clears the service's step buckets so they hold this run only (a service without /steps is fine). */
+export async function resetSteps(url: string): Promise<void> {
+  await request(`${url}/steps/reset`, { method: 'POST' })
+    .then((r) => r.body.dump())
+    .catch(() => undefined);
 }
