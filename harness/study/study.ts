@@ -10,7 +10,6 @@ import {
   LOAD_FINISHED_CODES,
   PlateauError,
   type RunManifest,
-  type ServerStepReport,
   type VuSizing,
 } from '../../contract/index.ts';
 import { writeFileAtomic } from '../../lib/atomic-write.ts';
