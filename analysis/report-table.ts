@@ -12,7 +12,8 @@ export const REPORT_COLUMNS: { key: string; title: string }[] = [
   { key: 'p95Window', title: 'p95 done ms' },
   { key: 'inFlight', title: 'in flight' },
   { key: 'shed', title: 'shed' },
-  { key: 'serverErrors', title: '5xx' },
+  { key: 'expired', title: '504' },
+  { key: 'serverErrors', title: 'other 5xx' },
   { key: 'timeouts', title: 'timeouts' },
   { key: 'dropped', title: 'dropped' },
   { key: 'pool', title: 'pool %' },
@@ -28,7 +29,7 @@ export const REPORT_COLUMNS: { key: string; title: string }[] = [
  * The column an evidence phrase of the verdict is about. The verdict words each phrase
  * starting with its column (analysis/verdict.ts: "pool 100% checked out of 4", "waiting
  * mean 7, max 8", "wait p95 …", "database p95 …" or "query p95 …", "CPU 48%, event loop
- * …"); anything else (a generator's or drops' reason) names no column.
+ * …", "the admission gate refused …", which the shed column shows); anything else (a generator's or drops' reason) names no column.
  */
 export function evidenceColumn(phrase: string): string | null {
   if (phrase.startsWith('pool ')) return 'pool';
@@ -37,6 +38,7 @@ export function evidenceColumn(phrase: string): string | null {
   if (phrase.startsWith('database p95')) return 'dbP95';
   if (phrase.startsWith('query p95')) return 'queryP95';
   if (phrase.startsWith('CPU ')) return 'cpu';
+  if (phrase.startsWith('the admission gate')) return 'shed';
   return null;
 }
 
