@@ -235,3 +235,40 @@ test('a closed-model analysis shows its charts and record text, without a rate t
   assert.match(html, /<pre class="record-text">first limit: {3}pool\n<\/pre>/);
   assert.doesNotMatch(html, /<table class="saturation"/);
 });
+
+test("a closed-model sweep's page has its levels as the table, the goodput peak's row marked", () => {
+  const row = {
+    step: 'c008',
+    clients: 8,
+    seconds: 10,
+    attemptsPerSec: 36,
+    goodputPerSec: 35.5,
+    completedPerSec: 35.4,
+    expired: 0,
+    timeouts: 0,
+    shed: 0,
+    retries: 0,
+    latencyMs: { med: 200, p95: 232.3, mean: 210 },
+    okP95Ms: 232.3,
+    inRequests: { measured: 7.8, predicted: 7.6 },
+    server: { checkedOutPct: 100, waitingMean: 5.5, waitingMax: 6, cpuPct: 21 },
+  };
+  const sweep = {
+    rows: [row, { ...row, step: 'c016', clients: 16, goodputPerSec: 0 }],
+    verdict: {
+      peak: { step: 'c008', clients: 8, goodputPerSec: 35.5, p95Ms: 232.3 },
+      inversion: [],
+      summary: '8 clients: 35.5/s within the deadline',
+      limit: 'pool',
+      pastPeak: '',
+      littlesLaw: '',
+      recovery: { clients: null, seconds: null, summary: '' },
+    },
+  };
+  const closed = { ...analysisOf(), model: 'closed', sweep } as AnalysisResult;
+  const html = page(closed);
+  assert.match(html, /<h2>Levels of clients/);
+  assert.match(html, /<th data-col="goodput"[^>]*>goodput\/s/);
+  assert.match(html, /<tr data-step="c008" class="plateau"/);
+  assert.match(html, /goodput peak 8 clients: 35.5\/s within the deadline/);
+});

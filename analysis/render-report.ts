@@ -108,7 +108,7 @@ function runView(run: ReportRun, confirmedBy: string | undefined) {
         ['next limit', fields.nextLimit],
       ].map(([name, value]) => ({ name, value: String(value) }))
     : [];
-  const table: ReportTable | null = closed ? null : reportTable(analysis);
+  const table: ReportTable | null = closed && !analysis.sweep ? null : reportTable(analysis);
   return {
     label: run.series.label,
     runId: analysis.runId ?? 'no run id',

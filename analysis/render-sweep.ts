@@ -5,7 +5,8 @@ import { num, recordFields, type Templates } from './render.ts';
 /** The compiled templates of a sweep's record.txt and table.md (templates/sweep*.hbs). */
 export type SweepTemplates = Templates;
 
-function cells(row: SweepRow): Record<string, string> {
+/** The cells of one level, formatted, for the terminal, Markdown and report tables. */
+export function sweepCells(row: SweepRow): Record<string, string> {
   const s = row.server;
   return {
     step: row.step,
@@ -28,7 +29,8 @@ function cells(row: SweepRow): Record<string, string> {
   };
 }
 
-const TEXT_COLUMNS: [string, string][] = [
+/** The sweep's columns: key of sweepCells, title. */
+export const SWEEP_COLUMNS: [string, string][] = [
   ['step', 'level'],
   ['clients', 'clients'],
   ['attempts', 'attempts/s'],
@@ -48,21 +50,21 @@ const TEXT_COLUMNS: [string, string][] = [
 
 /** The sweep as aligned plain text for the terminal. */
 export function renderSweepTableText(rows: SweepRow[]): string {
-  const all = rows.map(cells);
-  const widths = TEXT_COLUMNS.map(([key, title]) =>
+  const all = rows.map(sweepCells);
+  const widths = SWEEP_COLUMNS.map(([key, title]) =>
     Math.max(title.length, ...all.map((c) => c[key]!.length)),
   );
   const line = (values: string[]) =>
     values.map((v, i) => (i === 0 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  ');
   return [
-    line(TEXT_COLUMNS.map(([, t]) => t)),
-    ...all.map((c) => line(TEXT_COLUMNS.map(([k]) => c[k]!))),
+    line(SWEEP_COLUMNS.map(([, t]) => t)),
+    ...all.map((c) => line(SWEEP_COLUMNS.map(([k]) => c[k]!))),
   ].join('\n');
 }
 
 /** The sweep as Markdown. */
 export function renderSweepTableMarkdown(templates: SweepTemplates, rows: SweepRow[]): string {
-  return templates.table({ rows: rows.map(cells) });
+  return templates.table({ rows: rows.map(sweepCells) });
 }
 
 /** The record of a sweep: the service, the load, the goodput peak and what happened past it. */

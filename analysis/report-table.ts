@@ -1,6 +1,7 @@
 // The report's saturation table: the rendered cells, with the verdict's evidence marked. Pure.
 import type { AnalysisResult } from '../contract/index.ts';
 import { rowCells } from './render.ts';
+import { SWEEP_COLUMNS, sweepCells } from './render-sweep.ts';
 
 /** The report's columns: the terminal table's, and the loop delay (keys of rowCells). */
 export const REPORT_COLUMNS: { key: string; title: string }[] = [
@@ -65,6 +66,7 @@ export interface ReportTable {
  * load only grew past the knee), and the columns it named flat are marked in the header.
  */
 export function reportTable(analysis: AnalysisResult): ReportTable {
+  if (analysis.model === 'closed' && analysis.sweep) return sweepTable(analysis.sweep);
   const { evidence, plateau } = analysis.verdict;
   const saturatedColumns = new Set(evidence.saturated.map(evidenceColumn).filter((c) => c !== null));
   const flatColumns = new Set(evidence.flat.map(evidenceColumn).filter((c) => c !== null));
@@ -92,5 +94,24 @@ export function reportTable(analysis: AnalysisResult): ReportTable {
     }),
     saturated: evidence.saturated,
     flat: evidence.flat,
+  };
+}
+
+/** A closed-model sweep's table: one row per level, the goodput peak's row marked. */
+function sweepTable(sweep: NonNullable<AnalysisResult['sweep']>): ReportTable {
+  const peak = sweep.verdict.peak?.step;
+  return {
+    columns: SWEEP_COLUMNS.map(([key, title]) => ({ key, title, saturated: false, flat: false })),
+    rows: sweep.rows.map((row) => {
+      const cells = sweepCells(row);
+      return {
+        step: row.step,
+        plateau: row.step === peak,
+        invalid: null,
+        cells: SWEEP_COLUMNS.map(([key]) => ({ key, text: cells[key] ?? '–', saturated: false })),
+      };
+    }),
+    saturated: [],
+    flat: [],
   };
 }
