@@ -65,16 +65,25 @@ export interface AnalysisOutput {
   manifest: RunManifest | undefined;
 }
 
-let loaded: Templates | undefined;
+const loaded = new Map<string, Templates>();
 
-/** The record and table templates, read from templates/ once per process. */
-export async function loadTemplates(): Promise<Templates> {
+/** A record and table template pair from templates/, compiled once per process. */
+async function loadPair(record: string, table: string): Promise<Templates> {
   const dir = new URL('../templates/', import.meta.url);
-  loaded ??= compileTemplates({
-    record: await readFile(new URL('record.txt.hbs', dir), 'utf8'),
-    table: await readFile(new URL('table.md.hbs', dir), 'utf8'),
-  });
-  return loaded;
+  let pair = loaded.get(record);
+  if (!pair) {
+    pair = compileTemplates({
+      record: await readFile(new URL(record, dir), 'utf8'),
+      table: await readFile(new URL(table, dir), 'utf8'),
+    });
+    loaded.set(record, pair);
+  }
+  return pair;
+}
+
+/** The record and table templates of a rate study. */
+export function loadTemplates(): Promise<Templates> {
+  return loadPair('record.txt.hbs', 'table.md.hbs');
 }
 
 let reportAssets: ReportAssets | undefined;
@@ -428,16 +437,9 @@ async function analyzeSweep(input: {
   };
 }
 
-let loadedSweep: SweepTemplates | undefined;
-
-/** The sweep's record and table templates, read from templates/ once per process. */
-async function loadSweepTemplates(): Promise<SweepTemplates> {
-  const dir = new URL('../templates/', import.meta.url);
-  loadedSweep ??= compileTemplates({
-    record: await readFile(new URL('sweep.txt.hbs', dir), 'utf8'),
-    table: await readFile(new URL('sweep-table.md.hbs', dir), 'utf8'),
-  });
-  return loadedSweep;
+/** The record and table templates of a closed-model sweep. */
+function loadSweepTemplates(): Promise<SweepTemplates> {
+  return loadPair('sweep.txt.hbs', 'sweep-table.md.hbs');
 }
 
 /** The client's seconds for the charts (after generator.json filled in the CPU real k6 does not report). */

@@ -244,13 +244,14 @@ export function planStudy(flags: RunFlags, env: Record<string, string | undefine
     });
 
   const model = pick('--model', flags.model as 'open' | 'closed' | undefined, STUDY_DEFAULTS.model);
-  if (model !== 'open' && model !== 'closed') {
-    problems.push({
-      setting: '--model',
-      message: `"${model}" is not a model`,
-      hint: 'use open (stepped arrival rates, the default) or closed (stepped numbers of clients, --vus)',
-    });
-  }
+  oneOf(
+    '--model',
+    model,
+    ['open', 'closed'],
+    'a model',
+    problems,
+    'use open (stepped arrival rates, the default) or closed (stepped numbers of clients, --vus)',
+  );
   const closed = model === 'closed';
   // Each model's own flags: given to the other, they would be silently ignored.
   const wrongModel: [string, unknown][] = closed
@@ -353,13 +354,7 @@ export function planStudy(flags: RunFlags, env: Record<string, string | undefine
   const { request, baseUrl } = planRequest(flags, target, problems, sources);
 
   const engine = pick('--engine', flags.engine as 'embedded' | 'k6' | undefined, STUDY_DEFAULTS.engine);
-  if (engine !== 'embedded' && engine !== 'k6') {
-    problems.push({
-      setting: '--engine',
-      message: `"${engine}" is not an engine`,
-      hint: 'use embedded (default) or k6',
-    });
-  }
+  oneOf('--engine', engine, ['embedded', 'k6'], 'an engine', problems, 'use embedded (default) or k6');
   const k6Bin = flags.k6Bin ?? env.K6_BIN ?? 'k6';
   sources['--k6-bin'] = { value: k6Bin, source: flags.k6Bin ? 'flag' : env.K6_BIN ? 'env' : 'default' };
   let db = 'embedded';
@@ -404,6 +399,18 @@ export function planStudy(flags: RunFlags, env: Record<string, string | undefine
     quiet: flags.quiet === true,
     sources,
   };
+}
+
+/** Adds a problem when `value` of `flag` is not one of `allowed` (`what`: "a model"). */
+function oneOf(
+  flag: string,
+  value: string,
+  allowed: readonly string[],
+  what: string,
+  problems: ConfigProblem[],
+  hint: string,
+): void {
+  if (!allowed.includes(value)) problems.push({ setting: flag, message: `"${value}" is not ${what}`, hint });
 }
 
 /**
