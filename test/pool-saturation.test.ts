@@ -138,11 +138,12 @@ test('DEADLINES=on: a request whose deadline passed in the wait, or will before 
 });
 
 test('ADMISSION=on: while the event loop is late, new requests are refused at the door; admitted ones finish', async () => {
-  // 80 ms of event-loop CPU per request: eight admitted at once keep the loop busy for
-  // ~640 ms, so the gate (read every 50 ms) sees a delay far above its 30 ms high mark.
+  // 80 ms of event-loop CPU per request after a 100 ms query: the eight of the first burst
+  // all arrive while the loop is idle (the first CPU work starts at ~100 ms), then keep it
+  // busy for ~640 ms, so the gate (read every 50 ms) sees a delay far above its 30 ms mark.
   const service = await startService({
     poolMax: 4,
-    queryMs: 5,
+    queryMs: 100,
     payloadKb: 1,
     shed: false,
     cpuMs: 80,
