@@ -9,3 +9,4 @@ export * from './run-manifest.ts';
 export * from './schema.ts';
 export * from './server-step-report.ts';
 export * from './sweep.ts';
+export * from './resources.ts';
