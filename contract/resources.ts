@@ -44,6 +44,13 @@ export interface MeterSourceStatus {
   seriesCapped: { cap: number; dropped: number } | null;
   /** Meter names seen that no family or declared resource reads (at most 50, sorted). */
   unrecognised: string[];
+  /**
+   * Readings not started because the one before was still in flight (a slow endpoint is
+   * never asked twice at once). Absent or 0 for sources that read once.
+   */
+  skipped?: number;
+  /** Samples dropped for a NaN or ±Inf value, summed over the readings. */
+  nonFinite?: number;
 }
 
 /** What a resource is: slots in use of a max (with waiters), a queue's depth of its cap, CPU busy of its cores. */
