@@ -94,6 +94,12 @@ export interface ResourceSecond {
   refused: number | null;
   /** Acquisitions (or completions) in this second: what the resource served. */
   acquired: number | null;
+  /**
+   * Breakdowns the family reads beside the figures above, by a name people read, e.g.
+   * `waiting LWLock` (PostgreSQL backends waiting, by wait event type) or `backends idle in
+   * transaction`: gauges are the mean of the second, like the fields above. Absent: none.
+   */
+  extra?: Record<string, number>;
 }
 
 /** One resource as recognised in the meters. */
@@ -160,6 +166,8 @@ export interface ResourceStepFigures {
   holdMsMean: number | null;
   refused: number | null;
   acquiredPerSec: number | null;
+  /** The means of each `extra` breakdown over the seconds that had it. Absent: none. */
+  extra?: Record<string, number>;
 }
 
 /** `resources.json` in a run directory: the resources the meters showed, and how each source fared. */
