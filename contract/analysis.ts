@@ -1,6 +1,7 @@
 // analysis.json: the saturation table, the verdict and its evidence. A stable contract:
 // CI scripts read verdict.plateau.servedPerSec, verdict.firstLimit.resource,
 // verdict.safeLimit.ratePerSec and verdict.recovery.seconds.
+import type { ResourceRole, ResourceStepFigures } from './resources.ts';
 import type { SweepRow, SweepVerdict } from './sweep.ts';
 
 /** Requests that did not succeed, by class. */
@@ -116,6 +117,11 @@ export interface SaturationRow {
      */
     queriesPerSec?: number | null;
   } | null;
+  /**
+   * Resources recognised in the service's published meters (`--metrics`, `--prometheus`,
+   * PostgreSQL's views), over the step's window; absent when no meter source was read.
+   */
+  resources?: ResourceStepFigures[];
   /** The row is not valid evidence (the generator failed to deliver the load). */
   invalid: string | null;
 }
@@ -129,6 +135,8 @@ export interface SaturationRow {
  */
 export const LIMIT_RESOURCES = [
   'pool',
+  'threads',
+  'queue',
   'cpu',
   'database',
   'admission',
@@ -160,10 +168,38 @@ export interface VerdictCriteria {
   queryRise: number;
 }
 
+/**
+ * A resource's ceiling predicted from the first rate step, by Little's Law: what it holds
+ * per request there (mean in use ÷ served) and so what its capacity can serve
+ * (capacity ÷ hold time).
+ */
+export interface PredictedCeiling {
+  name: string;
+  role: ResourceRole;
+  capacity: number;
+  /** Mean held per request at the first step: s of a slot, or CPU-seconds for cpu. */
+  holdSecondsPerRequest: number;
+  ceilingPerSec: number;
+}
+
 /** The verdict on a run. */
 export interface Verdict {
   plateau: { step: string; servedPerSec: number; offeredPerSec: number } | null;
-  firstLimit: { resource: LimitResource; summary: string };
+  /**
+   * `name`: the resource's own name when a published meter named it (`hikaricp pool orders`,
+   * `executor http`); absent for plateau's own `GET /steps` figures and the generator.
+   */
+  firstLimit: { resource: LimitResource; summary: string; name?: string };
+  /**
+   * Ceilings predicted from the first step, lowest first, and whether the run bore them out
+   * (absent without resource figures at the first step).
+   */
+  prediction?: { ceilings: PredictedCeiling[]; finding: string } | null;
+  /**
+   * What to scale on (the first limit's waiting or wait time), and what a CPU-targeted
+   * autoscaler would do at the plateau when CPU is not the limit.
+   */
+  scaling?: { signal: string; cpuAutoscaler: string | null } | null;
   /** Saturated columns at the plateau, and the columns that stayed flat. */
   evidence: { saturated: string[]; flat: string[] };
   littlesLaw: {

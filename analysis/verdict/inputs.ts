@@ -1,0 +1,32 @@
+// What the verdict is decided from.
+import type {
+  DatabaseInfo,
+  SaturationRow,
+  ServiceSettings,
+  TimelinePoint,
+  VerdictCriteria,
+} from '../../contract/index.ts';
+
+export interface VerdictInputs {
+  rows: SaturationRow[];
+  settings: ServiceSettings | null;
+  timeline: TimelinePoint[];
+  objectives: { p95Ms: number; failRate: number };
+  database: DatabaseInfo | null;
+  recoveryRatePerSec: number | null;
+  /** Whether this run's arrivals were jittered. */
+  jittered?: boolean;
+  /** Client p95 per epoch second after the ramp; recovery also waits for it to meet the objective. */
+  clientP95MsBySecond?: Map<number, number>;
+  /** The thresholds to judge by (default DEFAULT_CRITERIA). */
+  criteria?: VerdictCriteria;
+  /** The most VUs the generator had initialised (`vus_max`), when its output says. */
+  vusMax?: number | null;
+  /** The client's requests in flight at an epoch second of the client's clock. */
+  clientInFlightAt?: (atS: number) => number;
+  /** Epoch s (client clock) where the ramp ended and where the load stopped, when known. */
+  clientRampEndS?: number | null;
+  clientLoadEndS?: number | null;
+  /** Server clock minus client clock, s (0 when unknown): shifts client seconds onto the timeline. */
+  clockOffsetS?: number;
+}

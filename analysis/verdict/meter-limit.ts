@@ -1,0 +1,143 @@
+// The first limit from the resources a service publishes (HikariCP, executors, pgbouncer, CPU…).
+import type {
+  LimitResource,
+  PredictedCeiling,
+  ResourceStepFigures,
+  SaturationRow,
+  VerdictCriteria,
+} from '../../contract/index.ts';
+import { fmt } from './format.ts';
+import type { PlateauFound } from './plateau.ts';
+import { RESOURCE_KIND_RULES, type ResourceJudgement } from './resource-kinds/index.ts';
+import type { LimitFinding } from './steps-limit.ts';
+
+/**
+ * Two saturated resources whose predicted ceilings are within this share of each other
+ * are too close to tell apart by prediction: the deeper one on the request path is named
+ * (its callers' holders wait on it), and the record says both were full.
+ */
+const CEILINGS_TIE = 0.1;
+
+/** Every resource of a row judged against the first rate step's figures of the same resource. */
+export function judgeResources(
+  row: SaturationRow,
+  baseline: SaturationRow,
+  criteria: VerdictCriteria,
+): ResourceJudgement[] {
+  const base = new Map((baseline.resources ?? []).map((f) => [f.id, f]));
+  return (row.resources ?? []).map((f) =>
+    RESOURCE_KIND_RULES[f.kind].judge(f, base.get(f.id), baseline.step, criteria),
+  );
+}
+
+/**
+ * Each resource's ceiling predicted at the first rate step by Little's Law: capacity ÷
+ * what one request held of it. Lowest first; resources whose figures give no hold time
+ * (queues, unknown capacity, nothing served) are left out.
+ */
+export function predictCeilings(baseline: SaturationRow): PredictedCeiling[] {
+  const ceilings: PredictedCeiling[] = [];
+  for (const f of baseline.resources ?? []) {
+    const hold = RESOURCE_KIND_RULES[f.kind].holdPerRequest(f, baseline.servedPerSec);
+    if (hold === null || hold <= 0 || f.capacity === null || f.capacity <= 0) continue;
+    ceilings.push({
+      name: f.name,
+      role: f.role,
+      capacity: f.capacity,
+      holdSecondsPerRequest: Math.round(hold * 1e6) / 1e6,
+      ceilingPerSec: Math.round((f.capacity / hold) * 10) / 10,
+    });
+  }
+  return ceilings.sort((a, b) => a.ceilingPerSec - b.ceilingPerSec);
+}
+
+/**
+ * The first limit among the published resources at the plateau. Of those full there (or at
+ * the next valid step, when the knee's step was only partly past the limit): the one with
+ * the lowest predicted ceiling, since the others filled because its callers held them
+ * while they waited on it (threads waiting for connections) or because it slowed them (a
+ * saturated CPU stretches every hold time); where ceilings are unknown or within
+ * CEILINGS_TIE of each other, the deepest on the request path. `unlisted` when none was
+ * full; null when the rows carry no published resources.
+ */
+export function meterLimit(
+  found: PlateauFound,
+  criteria: VerdictCriteria,
+  ceilings: PredictedCeiling[],
+): LimitFinding | null {
+  const { row, beyond, baseline, servedPerSec } = found;
+  if (!row.resources || row.resources.length === 0) return null;
+  const next = beyond.slice(1).find((r) => !r.invalid && r.resources && r.resources.length > 0);
+  const atPlateau = judgeResources(row, baseline, criteria);
+  const judged =
+    !atPlateau.some((j) => j.saturated) && next ? judgeResources(next, baseline, criteria) : atPlateau;
+  const full = judged.filter((j) => j.saturated);
+  if (full.length === 0) {
+    return {
+      resource: 'unlisted',
+      summary: `throughput flattened at ${fmt(servedPerSec)}/s but none of the ${judged.length} resources read from the service's meters was full: the bottleneck is off the list`,
+      saturated: [],
+      flat: judged.map((j) => j.text),
+    };
+  }
+  const ceilingOf = new Map(ceilings.map((c) => [c.name, c.ceilingPerSec]));
+  const first = [...full].sort((a, b) => compareCandidates(a.figures, b.figures, ceilingOf))[0]!;
+  const others = full.filter((j) => j !== first);
+  const saturated = [first.text, ...others.map((j) => `also full: ${j.text}`)];
+  const flat = judged.filter((j) => !j.saturated).map((j) => j.text);
+  return {
+    resource: limitOf(first.figures),
+    name: first.figures.name,
+    summary: `${first.figures.name}, ${fmt(servedPerSec)} served/s`,
+    saturated,
+    flat,
+  };
+}
+
+/** Lower predicted ceiling first (unless within CEILINGS_TIE), then deeper on the request path. */
+function compareCandidates(
+  a: ResourceStepFigures,
+  b: ResourceStepFigures,
+  ceilingOf: Map<string, number>,
+): number {
+  const ca = ceilingOf.get(a.name);
+  const cb = ceilingOf.get(b.name);
+  if (ca !== undefined && cb !== undefined && Math.abs(ca - cb) > CEILINGS_TIE * Math.min(ca, cb))
+    return ca - cb;
+  if (ca !== undefined && cb === undefined && b.kind === 'cpu') return -1;
+  if (cb !== undefined && ca === undefined && a.kind === 'cpu') return 1;
+  // A CPU is shared by everything on the path: without ceilings, a full resource that is
+  // not the CPU is the more specific answer.
+  if ((a.kind === 'cpu') !== (b.kind === 'cpu')) return a.kind === 'cpu' ? 1 : -1;
+  return b.position - a.position;
+}
+
+/** The verdict's word for a resource's role. */
+function limitOf(f: ResourceStepFigures): LimitResource {
+  return f.role;
+}
+
+/**
+ * Whether the run bore the prediction out, in words: the named first limit against the
+ * lowest predicted ceiling, and a plateau far below every ceiling as a finding of its own
+ * (something unlisted binds first).
+ */
+export function predictionFinding(
+  ceilings: PredictedCeiling[],
+  plateauServed: number | null,
+  firstLimitName: string | undefined,
+): string {
+  if (ceilings.length === 0) return 'no resource gave a hold time at the first step: nothing predicted';
+  const lowest = ceilings[0]!;
+  const predicted = `predicted first: ${lowest.name} at ${fmt(lowest.ceilingPerSec)}/s`;
+  if (plateauServed === null)
+    return `${predicted}; no plateau within the steps run, so the prediction was not tested`;
+  const ratio = plateauServed / lowest.ceilingPerSec;
+  if (ratio < 0.75)
+    return `${predicted}, but served flattened at ${fmt(plateauServed)}/s, ${fmt((1 - ratio) * 100, 0)}% below every predicted ceiling: something unlisted binds first`;
+  if (firstLimitName !== undefined && firstLimitName !== lowest.name) {
+    const named = ceilings.find((c) => c.name === firstLimitName);
+    return `${predicted}, but ${firstLimitName}${named ? ` (predicted ${fmt(named.ceilingPerSec)}/s)` : ''} was full first, at ${fmt(plateauServed)}/s: the hold times changed under load`;
+  }
+  return `${predicted}; the run found ${fmt(plateauServed)}/s (${fmt(ratio * 100, 0)}% of the prediction)`;
+}
