@@ -167,8 +167,9 @@ export function recordFields(
     workload,
     firstLimit:
       plateau && !['unlisted', 'generator', 'inconclusive'].includes(v.firstLimit.resource)
-        ? `${v.firstLimit.resource}, ${num(plateau.servedPerSec)} served/s`
+        ? `${v.firstLimit.name ?? v.firstLimit.resource}, ${num(plateau.servedPerSec)} served/s`
         : v.firstLimit.summary,
+    predicted: v.prediction ? predictedWords(v.prediction) : null,
     evidence: !plateau
       ? 'none needed: no plateau was reached'
       : v.firstLimit.resource === 'inconclusive'
@@ -187,8 +188,17 @@ export function recordFields(
     recovery: v.recovery.summary,
     database: v.database?.summary ?? 'slots unknown (no database facts in run.json)',
     nextLimit: v.nextLimit,
+    scaleOn: v.scaling
+      ? `${v.scaling.signal}${v.scaling.cpuAutoscaler ? `; ${v.scaling.cpuAutoscaler}` : ''}`
+      : null,
     notes: v.notes,
   };
+}
+
+/** `executor http 38.5/s, hikaricp pool orders 80/s; <finding>`: the ceilings in order, then what the run found. */
+function predictedWords(prediction: NonNullable<AnalysisResult['verdict']['prediction']>): string {
+  const ceilings = prediction.ceilings.map((c) => `${c.name} ${num(c.ceilingPerSec)}/s`).join(', ');
+  return ceilings ? `${ceilings}; ${prediction.finding}` : prediction.finding;
 }
 
 /** The capacity record as text. */

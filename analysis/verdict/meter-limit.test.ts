@@ -31,13 +31,12 @@ function res(
   };
 }
 
-const pool = (inUseMean: number, waitingMean: number, extra: Partial<ResourceStepFigures> = {}) =>
+const pool = (inUseMean: number, waitingMean: number) =>
   res('hikaricp pool orders', 'slots', 'pool', 1, {
     inUseMean,
     capacity: 4,
     waitingMean,
     waitingMax: waitingMean,
-    ...extra,
   });
 const threads = (inUseMean: number, capacity: number, waitingMean: number) =>
   res('executor http', 'slots', 'threads', 0, {
