@@ -48,7 +48,26 @@ export interface LoadPlan {
   recoveryVus?: number;
 }
 
-/** The `run.json` of a run directory. */
+/**
+ * A service of the user's that plateau started, stopped and logged (`service.log`), as it
+ * ran: enough for `plateau confirm` to start it again with one env setting changed.
+ */
+export interface ServiceProcessRecord {
+  /** The program, then its arguments: run through no shell. */
+  command: string[];
+  /** Its working directory, absolute. */
+  cwd: string;
+  /**
+   * Each env setting it was given over plateau's own environment, with its source (`config`,
+   * `flag` for `--set`, `manifest` in a confirm). A DATABASE_URL plateau passed is not here.
+   */
+  env: Record<string, SourcedValue<string>>;
+  /** When it counted as ready: a line of its stdout/stderr matching `log`, or `url` answering 2xx. */
+  ready: { log: string; timeoutSeconds: number } | { url: string; timeoutSeconds: number };
+  /** How it was stopped: `signal`, then SIGKILL after `graceSeconds`. */
+  stop: { signal: string; graceSeconds: number };
+}
+
 /** The request a study sends (`--endpoint`, `--method`, `--body`, `--header`, `--expect-status`). */
 export interface StudyRequest {
   method: string;
@@ -61,6 +80,7 @@ export interface StudyRequest {
   expectStatus: string | null;
 }
 
+/** The `run.json` of a run directory. */
 export interface RunManifest {
   kind: 'plateau.run';
   /** 2 added `load.vus`, `rerunOf` and `rerunAs`; 1 is still read. */
@@ -74,6 +94,11 @@ export interface RunManifest {
   load: LoadPlan;
   /** Reference-service settings (POOL_MAX, QUERY_MS, …) or null for a user's own target. */
   service: Record<string, string | number | boolean> | null;
+  /**
+   * The user's service that plateau started for the run (plateau.config's `service:`);
+   * absent when plateau started none (the reference service, or a target it was only given).
+   */
+  serviceProcess?: ServiceProcessRecord;
   target: string;
   engine: { name: 'embedded' | 'k6'; version: string };
   database: DatabaseInfo | null;
