@@ -51,6 +51,8 @@ export interface MeterSourceStatus {
   skipped?: number;
   /** Samples dropped for a NaN or ±Inf value, summed over the readings. */
   nonFinite?: number;
+  /** Lines of otherwise good bodies that did not parse, summed over the readings (the rest were kept). */
+  invalidLines?: number;
 }
 
 /** What a resource is: slots in use of a max (with waiters), a queue's depth of its cap, CPU busy of its cores. */

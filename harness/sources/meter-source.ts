@@ -1,8 +1,12 @@
 // What every source of meters shares: the part interface a study starts and stops, the
 // meters.ndjson log the readings go to, and the words a failed reading is reported in.
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
+import { STATUS_CODES } from 'node:http';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
+import { type Dispatcher, request } from 'undici';
 import {
   type ConfigProblem,
   ERROR_CODES,
@@ -15,7 +19,7 @@ import {
 /**
  * A source of meters during a study (k6's output shape: describe, start, stop). `start()`
  * begins reading in the background and returns at once; `stop()` ends it, waits for nothing
- * longer than the reading in flight (which it abandons), and resolves with how the source
+ * longer than the reading in flight (bounded by its timeout), and resolves with how the source
  * fared. Neither throws: a source that cannot read says so in its status.
  */
 export interface MeterSource {
@@ -185,6 +189,104 @@ export function checkSourceUrl(url: string, setting: string): ConfigProblem | nu
   return null;
 }
 
+/** What one GET came back with: an answer (any status), or a failure in words. */
+export type HttpReading =
+  | {
+      ok: true;
+      status: number;
+      statusText: string;
+      contentType: string;
+      /** When the answer's headers arrived, epoch ms on the reader's clock. */
+      atMs: number;
+      /** The body, gunzipped when it came gzipped. */
+      body: Buffer;
+    }
+  | { ok: false; words: string };
+
+const gunzipAsync = promisify(gunzip);
+
+/**
+ * GETs `url` within `timeoutMs` (connect, headers and body together), reading at most
+ * `maxBytes` of body (after gunzip, so a small compressed answer cannot blow up the
+ * harness's memory). Never throws: a refused connection, the deadline, an oversized or
+ * undecodable body come back as `{ ok: false, words }`; any HTTP status comes back as an
+ * answer, so the caller can read an error body (Prometheus's API explains a 400 in JSON).
+ */
+export async function httpGet(
+  url: string,
+  options: {
+    headers: Record<string, string>;
+    timeoutMs: number;
+    maxBytes: number;
+    now: () => number;
+    dispatcher?: Dispatcher;
+  },
+): Promise<HttpReading> {
+  const controller = new AbortController();
+  let timedOut: { ms: number } | null = null;
+  const timer = setTimeout(() => {
+    timedOut = { ms: options.timeoutMs };
+    controller.abort();
+  }, options.timeoutMs);
+  try {
+    const res = await request(url, {
+      method: 'GET',
+      headers: options.headers,
+      signal: controller.signal,
+      ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
+    });
+    const atMs = options.now();
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    for await (const chunk of res.body) {
+      bytes += (chunk as Buffer).length;
+      if (bytes > options.maxBytes) {
+        res.body.destroy();
+        return { ok: false, words: `body over ${sizeInWords(options.maxBytes)}` };
+      }
+      chunks.push(chunk as Buffer);
+    }
+    let body = Buffer.concat(chunks);
+    const encoding = String(res.headers['content-encoding'] ?? 'identity').toLowerCase();
+    if (encoding === 'gzip' || encoding === 'x-gzip') {
+      try {
+        body = await gunzipAsync(body, { maxOutputLength: options.maxBytes });
+      } catch (error) {
+        const words =
+          (error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE'
+            ? `body over ${sizeInWords(options.maxBytes)}`
+            : `gzip body that does not decode (${(error as Error).message})`;
+        return { ok: false, words };
+      }
+    } else if (encoding !== 'identity' && encoding !== '') {
+      return { ok: false, words: `body in ${encoding} encoding, which was not asked for` };
+    }
+    return {
+      ok: true,
+      status: res.statusCode,
+      statusText: res.statusText,
+      contentType: String(res.headers['content-type'] ?? ''),
+      atMs,
+      body,
+    };
+  } catch (error) {
+    return { ok: false, words: describeReadFailure(error, timedOut) };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** `10 MB` for 10 × 1024 × 1024 bytes. */
+function sizeInWords(bytes: number): string {
+  return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MB` : `${bytes} bytes`;
+}
+
+/** `HTTP 404 Not Found`: the status and the server's own words for it. */
+export function statusInWords(status: number, statusText: string): string {
+  const words = statusText || STATUS_CODES[status];
+  return `HTTP ${status}${words ? ` ${words}` : ''}`;
+}
+
 /**
  * A failed HTTP reading in the words a status shows: `connection refused`, `timed out after
  * 800 ms`, `host not found`… `timedOut` is the reader's own deadline having fired (the
@@ -236,6 +338,7 @@ export class StatusTally {
   failures = 0;
   skipped = 0;
   nonFinite = 0;
+  invalidLines = 0;
   #firstError: string | null = null;
   #lastError: string | null = null;
   readonly #readMs: number[] = [];
@@ -278,6 +381,7 @@ export class StatusTally {
       unrecognised: [...this.#unrecognised].sort().slice(0, UNRECOGNISED_SHOWN),
       skipped: this.skipped,
       nonFinite: this.nonFinite,
+      invalidLines: this.invalidLines,
     };
   }
 }
