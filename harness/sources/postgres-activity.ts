@@ -19,11 +19,18 @@ export const PG_METERS = {
   backends: 'plateau_pg_backends',
   /** gauge{wait_event_type}: active client backends waiting on something, by what. */
   backendsWaiting: 'plateau_pg_backends_waiting',
-  /** gauge: client backends, of every state. */
+  /**
+   * gauge: client backends, of every state. The source's own connection holds one slot too
+   * but is not counted: at a full database this reads the max less one (or less none when
+   * the monitor logs in as a superuser and takes a reserved slot).
+   */
   connectionsInUse: 'plateau_pg_connections_in_use',
   /** gauge: max_connections less superuser_reserved_connections and reserved_connections (16+). */
   connectionsMax: 'plateau_pg_connections_max',
-  /** counter: CPU seconds (user + system) of the postmaster and all its children; local only. */
+  /**
+   * counter: CPU seconds (user + system) of the postmaster and all its children, the
+   * source's own backend included (one small query a second); local only.
+   */
   cpuSecondsTotal: 'plateau_pg_cpu_seconds_total',
   /** gauge: cores of the host the database runs on; local only. */
   hostCpuCount: 'plateau_pg_host_cpu_count',
