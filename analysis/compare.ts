@@ -42,6 +42,8 @@ function settings(manifest: RunManifest | undefined): Record<string, string | nu
   const out: Record<string, string | number | boolean | null> = {};
   if (!manifest) return out;
   for (const [key, value] of Object.entries(manifest.service ?? {})) out[key] = value;
+  // The env of the user's service plateau started: what `confirm --set` changes for it.
+  for (const [key, entry] of Object.entries(manifest.serviceProcess?.env ?? {})) out[key] = entry.value;
   out.steps = manifest.load.stepsPerSec.join(',');
   if (manifest.load.model === 'closed') {
     out.vusLevels = (manifest.load.vusLevels ?? []).join(',');

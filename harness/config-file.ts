@@ -18,6 +18,9 @@ export const CONFIG_NAMES = [
   'plateau.config.yml',
 ] as const;
 
+/** The commands that start the config's `service:` block for their study. */
+const SERVICE_COMMANDS = new Set(['run']);
+
 /** Settings whose values are paths, resolved against the config file's directory. */
 const PATH_KEYS = new Set(['script', 'out', 'k6Bin']);
 
@@ -69,6 +72,13 @@ export async function readConfigFile(path: string, section: string): Promise<Rec
   if (typeof merged.body === 'string' && merged.body.startsWith('@')) {
     merged.body = `@${resolve(base, merged.body.slice(1))}`;
   }
+  // The service runs in `cwd` relative to the file, by default the file's own directory.
+  const service = merged.service;
+  if (service && typeof service === 'object' && !Array.isArray(service)) {
+    const { cwd } = service as { cwd?: unknown };
+    if (cwd === undefined || typeof cwd === 'string')
+      merged.service = { ...service, cwd: resolve(base, (cwd as string | undefined) ?? '.') };
+  }
   return merged;
 }
 
@@ -94,7 +104,8 @@ async function evaluateModule(path: string): Promise<unknown> {
  * `flags` with the file's settings where the command line gave none. Every key must be a
  * flag of `command` (camelCase: `recoveryRate`, `expectStatus`); a list becomes the
  * comma-separated text or the repeated flag the command takes, and `set` may be an object.
- * Returns the keys taken from the file.
+ * `service` (for `plateau run`) is not a flag: its block goes into `flags.serviceProcess`
+ * as written, for planStudy to read. Returns the keys taken from the file.
  */
 export function applyConfig<T extends object>(
   flags: T,
@@ -107,6 +118,19 @@ export function applyConfig<T extends object>(
   const merged = { ...flags } as Record<string, unknown>;
   const fromConfig = new Set<string>();
   for (const [key, value] of Object.entries(config)) {
+    if (key === 'service') {
+      // Not a flag: the block of the service plateau starts (harness/study/service-process.ts).
+      if (SERVICE_COMMANDS.has(command.name())) {
+        (merged as { serviceProcess?: unknown }).serviceProcess = value;
+        fromConfig.add(key);
+      } else
+        problems.push({
+          setting: `${path}: service`,
+          message: `plateau ${command.name()} does not start a service`,
+          hint: 'put service: under run:, and start the service yourself before this command',
+        });
+      continue;
+    }
     const option = options.get(key);
     if (!option || key === 'config') {
       problems.push({

@@ -10,13 +10,24 @@ import { formatDuration } from '../../scripts/lib/settings.ts';
 import { setSignalPolicy } from '../lifecycle.ts';
 import { stderrReporter } from '../study/progress-reporter.ts';
 import { addRequestOptions, requestFlags } from '../study/request-options.ts';
+import { serviceBlockFromRecord } from '../study/service-process.ts';
 import { runStudy } from '../study/study.ts';
 import { planStudy, type RunFlags } from '../study/study-options.ts';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
-/** The flags that reproduce a run from its manifest, with `overrides` on top. */
-export function flagsFromManifest(manifest: RunManifest, overrides: RunFlags): RunFlags {
+/**
+ * The flags that reproduce a run from its manifest, with `overrides` on top. A service plateau
+ * started (`serviceProcess`) is started again, with `overrides.set` over its env, and with the
+ * database it had: a new embedded one, or DATABASE_URL from `env` for one given by URL (whose
+ * URL run.json never holds). Throws a PlateauError for a `--set` on a target plateau did not
+ * start, and for a URL database with no DATABASE_URL.
+ */
+export function flagsFromManifest(
+  manifest: RunManifest,
+  overrides: RunFlags,
+  env: Record<string, string | undefined> = process.env,
+): RunFlags {
   const load = manifest.load;
   const closed = load.model === 'closed';
   const model: RunFlags = closed
@@ -55,8 +66,40 @@ export function flagsFromManifest(manifest: RunManifest, overrides: RunFlags): R
   for (const [key, value] of Object.entries(overrides) as [keyof RunFlags, unknown][]) {
     if (value !== undefined && key !== 'set') (merged as Record<string, unknown>)[key] = value;
   }
-  if (manifest.service) merged.set = Object.entries(service).map(([k, v]) => `${k}=${v}`);
-  else merged.target ??= manifest.target;
+  if (manifest.serviceProcess) {
+    merged.serviceProcess = serviceBlockFromRecord(manifest.serviceProcess);
+    if (overrides.set !== undefined) merged.set = overrides.set;
+    merged.target ??= manifest.target;
+    if (manifest.database?.kind === 'embedded') merged.db ??= 'embedded';
+    else if (manifest.database) {
+      merged.db ??= env.DATABASE_URL;
+      if (merged.db === undefined)
+        throw PlateauError.invalidConfig(
+          [
+            {
+              setting: 'DATABASE_URL',
+              message: `is not set, and ${manifest.id} ran its service on a database given by URL, which run.json does not record`,
+              hint: 'set DATABASE_URL to that database and confirm again',
+            },
+          ],
+          'confirm',
+        );
+    }
+  } else if (manifest.service) merged.set = Object.entries(service).map(([k, v]) => `${k}=${v}`);
+  else {
+    if ((overrides.set ?? []).length > 0)
+      throw PlateauError.invalidConfig(
+        [
+          {
+            setting: '--set',
+            message: `plateau did not start the service at ${manifest.target}, so it cannot change its settings`,
+            hint: 'declare it in plateau.config as service: { command, env, ready }, study it with plateau run, then confirm that run with --set',
+          },
+        ],
+        'confirm',
+      );
+    merged.target ??= manifest.target;
+  }
   return merged;
 }
 
@@ -68,11 +111,15 @@ export function registerConfirm(program: Command): void {
     .description(
       `Reruns the study with every setting taken from <run-dir>'s manifest except what you
 change (usually one --set), compares the two runs and writes the "confirmed by" line into
-the new run's record. A limit is confirmed when changing it alone moved the plateau.`,
+the new run's record. A limit is confirmed when changing it alone moved the plateau.
+
+When plateau started your service for <run-dir> (plateau.config's service:), it starts it
+again with --set over its env (a key its env did not have is added, and said so). It
+cannot change a service it did not start: declare the service to confirm on it.`,
     )
     .option(
       '--set <KEY=VALUE>',
-      'the change, e.g. POOL_MAX=8 (repeatable, but change one thing)',
+      'the change, e.g. POOL_MAX=8: a reference-service setting, or an env setting of the service plateau started (repeatable, but change one thing)',
       collect,
       [],
     )
@@ -106,6 +153,8 @@ the new run's record. A limit is confirmed when changing it alone moved the plat
         if (given === undefined && !(flags.set ?? []).some((s) => s.startsWith(`${key}=`)))
           value.source = 'manifest';
       }
+      for (const value of Object.values(plan.serviceProcess?.env ?? {}))
+        if (value.source === 'config') value.source = 'manifest';
       const stop = new AbortController();
       let finished: Promise<unknown> = Promise.resolve();
       setSignalPolicy({

@@ -20,6 +20,11 @@ export function registerRun(program: Command): void {
 runs the stepped capacity ramp with the embedded engine (or k6), collects both sides into
 runs/<id>/, and prints the saturation table and the capacity record.
 
+With service: { command, env, cwd, ready, stop } in plateau.config, plateau starts your
+service before the load (after the database, when --db makes it open one), waits until
+ready (a log line or a URL's 2xx), keeps its output in service.log and stops it after;
+--target is still the URL to load, and --set changes the service's env.
+
 It exits 0 when the study produced a verdict, even though the upper steps crossed their
 thresholds (finding that point is the purpose); non-zero only when the study could not be
 carried out (104 bad options, 105 interrupted, 1 a part failed).`,
@@ -61,7 +66,7 @@ carried out (104 bad options, 105 interrupted, 1 a part failed).`,
     .option('--fail-rate <share>', `failure budget (default ${STUDY_DEFAULTS.failRate})`)
     .option(
       '--set <KEY=VALUE>',
-      `reference-service setting, repeatable (${SETTABLE_KEYS.join(', ')})`,
+      `reference-service setting, repeatable (${SETTABLE_KEYS.join(', ')}); with a service: in the config, any env setting of that service`,
       collect,
       [],
     )
@@ -87,6 +92,7 @@ Examples:
   plateau run --target http://127.0.0.1:8080 --endpoint /api/orders --method POST \\
     --body @order.json --header 'Content-Type: application/json' --expect-status 201
   plateau run --script tests/orders.ts --target http://127.0.0.1:8080 --steps 20,40,80
+  plateau run --config orders.yaml --set POOL_MAX=8   # its service: starts with POOL_MAX=8
   plateau run --engine k6 --k6-bin /usr/local/bin/k6
   plateau run --model closed --vus 4,8,16,24 --timeout 250ms --retries 2 --recovery-vus 4 \
     --set SHED=off --set POOL_MAX=2   # the congestion collapse (docs/overload.md)`,

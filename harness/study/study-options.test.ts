@@ -94,3 +94,40 @@ test('a hold no longer than its ramp names where the ramp came from', () => {
   assert.match(message({ hold: '1', ramp: '2' }), /not longer than --ramp, 2 s/);
   assert.match(message({ hold: '2' }), /the default ramp, 2 s/);
 });
+
+test('a service in the config: --set changes its env (any key), and it needs the URL to load', () => {
+  const service = { command: 'node server.js', env: { POOL_MAX: '4' }, ready: { log: 'ready' } };
+  const plan = planStudy(
+    { target: 'http://127.0.0.1:8080', serviceProcess: service, set: ['POOL_MAX=8', 'TRACE=on'] },
+    {},
+  );
+  assert.deepEqual(plan.service, {}, 'no reference-service settings');
+  assert.deepEqual(plan.serviceProcess?.env.POOL_MAX, { value: '8', source: 'flag' });
+  assert.deepEqual(plan.serviceProcess?.added, ['TRACE'], 'a key its env lacks is added, and listed');
+  assert.equal(plan.serviceProcess?.database, false, 'no --db: plateau opens no database for it');
+  // The same entry: a `set` from the config file, marked `config` in the sources, is marked in the env too.
+  assert.equal(plan.sources.POOL_MAX, plan.serviceProcess?.env.POOL_MAX);
+  assert.equal(
+    planStudy({ target: 'http://127.0.0.1:8080', serviceProcess: service, db: 'embedded' }, {}).serviceProcess
+      ?.database,
+    true,
+  );
+  assert.deepEqual(problems({ serviceProcess: service }), ['service']);
+  assert.deepEqual(problems({ target: 'http://127.0.0.1:8080', serviceProcess: { env: [] } }).sort(), [
+    'service.command',
+    'service.env',
+    'service.ready',
+  ]);
+});
+
+test('--set on a target plateau did not start says it cannot change that service, and how to declare it', () => {
+  try {
+    planStudy({ target: 'http://127.0.0.1:8080', set: ['POOL_MAX=8'] }, {});
+    assert.fail('planned');
+  } catch (error) {
+    assert.ok(isPlateauError(error));
+    const problem = error.problems.find((p) => p.setting === '--set');
+    assert.match(problem?.message ?? '', /plateau did not start the service at http:\/\/127\.0\.0\.1:8080/);
+    assert.match(problem?.hint ?? '', /service: \{ command, env, ready \}/);
+  }
+});

@@ -15,6 +15,7 @@ import { formatDuration, parseSeconds } from '../../scripts/lib/settings.ts';
 import { parseServiceConfig, SERVICE_ENV_KEYS } from '../../target-service/config.ts';
 import { PROJECT_ROOT } from '../build-scripts.ts';
 import { planRequest, type RequestFlags } from './request-options.ts';
+import { planServiceProcess, type ServiceProcessPlan } from './service-process.ts';
 
 /** The defaults of a study, in one place. */
 export const STUDY_DEFAULTS = {
@@ -77,6 +78,11 @@ export interface RunFlags extends RequestFlags {
   json?: boolean;
   quiet?: boolean;
   allowRemoteTarget?: boolean;
+  /**
+   * The `service:` block of plateau.config (or of a recorded run, for confirm) as written:
+   * the service plateau starts for the study. Not a flag.
+   */
+  serviceProcess?: unknown;
 }
 
 /** A study, fully decided. */
@@ -108,6 +114,8 @@ export interface StudyPlan {
   service: Record<string, string>;
   /** The user's own service (its origin), or undefined for the reference service. */
   target: string | undefined;
+  /** The user's service plateau starts and stops (plateau.config's `service:`), with `--set` applied. */
+  serviceProcess?: ServiceProcessPlan;
   /** What each request is (method, endpoint, headers, body, expected statuses). */
   request: StudyRequest;
   engine: 'embedded' | 'k6';
@@ -308,9 +316,19 @@ export function planStudy(flags: RunFlags, env: Record<string, string | undefine
 
   const script = studyScript(pick('--script', flags.script, closed ? 'concurrency' : 'capacity'), problems);
 
-  // The service: --set for the reference service, or --target for the user's own.
+  // The service: --set for the reference service, or --target for the user's own, which
+  // plateau starts when the config declares it (then --set changes its env).
+  const ownService =
+    flags.serviceProcess === undefined
+      ? undefined
+      : planServiceProcess(flags.serviceProcess, flags.set ?? [], flags.db !== undefined);
+  if (ownService) problems.push(...ownService.problems);
+  for (const [key, entry] of Object.entries(ownService?.plan?.env ?? {})) {
+    // The same object: marking a `set` from the config (markConfigSources) marks both.
+    if (entry.source === 'flag') sources[key] = entry;
+  }
   const service: Record<string, string> = {};
-  for (const entry of flags.set ?? []) {
+  for (const entry of ownService ? [] : (flags.set ?? [])) {
     const eq = entry.indexOf('=');
     const key = eq < 0 ? entry : entry.slice(0, eq);
     if (eq < 0 || !SETTABLE_KEYS.includes(key as (typeof SETTABLE_KEYS)[number])) {
@@ -345,10 +363,16 @@ export function planStudy(flags: RunFlags, env: Record<string, string | undefine
     if (Object.keys(service).length > 0) {
       problems.push({
         setting: '--set',
-        message: 'applies to the reference service only',
-        hint: 'drop --set when using --target',
+        message: `plateau did not start the service at ${target}, so it cannot change its settings`,
+        hint: 'declare it in plateau.config as service: { command, env, ready } for plateau to start it with them, or drop --set',
       });
     }
+  } else if (ownService) {
+    problems.push({
+      setting: 'service',
+      message: 'needs the URL to load, which plateau cannot guess from the command',
+      hint: 'give --target (or target in the config), e.g. http://127.0.0.1:8080',
+    });
   }
 
   const { request, baseUrl } = planRequest(flags, target, problems, sources);
@@ -390,6 +414,7 @@ export function planStudy(flags: RunFlags, env: Record<string, string | undefine
     failRate,
     service,
     target: baseUrl,
+    ...(ownService?.plan ? { serviceProcess: ownService.plan } : {}),
     request,
     engine: engine as 'embedded' | 'k6',
     k6Bin,

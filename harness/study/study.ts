@@ -32,6 +32,7 @@ import { freeLoopbackPort, LoadApiClient } from './load-api.ts';
 import type { StudyProgress } from './progress-line.ts';
 import { requestEnv } from './request-options.ts';
 import { createRunDir, writeManifest } from './run-dir.ts';
+import { type StudyService, serviceProcessRecord, startStudyService } from './service-process.ts';
 import { type StudyPlan, scriptEntry, scriptEnv } from './study-options.ts';
 import {
   fetchSteps,
@@ -228,6 +229,7 @@ async function runOnce(
   if (bodyFile && body && 'text' in body) await writeFileAtomic(bodyFile, body.text);
 
   let target: ReferenceTarget | undefined;
+  let ownService: StudyService | undefined;
   let load: LoggedChild | undefined;
   let probe: GeneratorProbe | undefined;
   let baseUrl = plan.target;
@@ -251,6 +253,21 @@ async function runOnce(
       });
       manifest.database = target.database.info;
       baseUrl = target.url;
+    } else if (plan.serviceProcess) {
+      // The user's service from plateau.config, started (after the database plateau opens
+      // for it, if any) and stopped in the finally below.
+      manifest.serviceProcess = serviceProcessRecord(plan.serviceProcess);
+      for (const key of plan.serviceProcess.added)
+        manifest.warnings.push(`--set ${key}: not in the env of the config's service, added to it`);
+      ownService = await startStudyService(plan.serviceProcess, {
+        db: plan.db,
+        dir,
+        progress,
+        ...(options.signal ? { signal: options.signal } : {}),
+        // Its end mid-load ends the load: the rest would only be refused connections.
+        onDeath: () => load?.child.kill('SIGINT'),
+      });
+      manifest.database = ownService.database?.info ?? null;
     }
     const url = baseUrl!;
     // Reset the server-side buckets so they hold this run only (a service without /steps is fine).
@@ -324,6 +341,8 @@ async function runOnce(
     if (load) await stopChild(load, 'SIGINT', 20_000);
     if (probe) await writeFileAtomic(join(dir, 'generator.json'), `${JSON.stringify(probe.stop())}\n`);
     await target?.stop();
+    // A service of the user's that ended on its own is why the study failed, whatever the load did then.
+    failure = (await ownService?.stop()) ?? failure;
   }
 
   const interrupted = options.signal?.aborted === true;

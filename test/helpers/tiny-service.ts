@@ -6,7 +6,8 @@ import { join } from 'node:path';
 /**
  * The script: listens on 127.0.0.1:PORT (0: any) and logs `ready on <port> POOL_MAX=<v>`;
  * every answer carries POOL_MAX in the `x-pool-max` header and the body. `/healthz` answers
- * 503 for WARMUP_MS after the start, then 200. On SIGTERM it logs `stopping after <n>
+ * 503 for WARMUP_MS after the start, then 200; `/served` the number of other requests
+ * answered (a test's sign that the load reached it). On SIGTERM it logs `stopping after <n>
  * requests with POOL_MAX=<v>` and exits 0. MODE=exit writes an error and exits 3 at once;
  * MODE=never listens but never says it is ready and never answers /healthz with 200.
  * SPAWN_CHILD=<marker> starts a child process that ignores SIGTERM and runs until killed (to
@@ -33,6 +34,7 @@ const server = http.createServer((req, res) => {
     res.writeHead(mode === 'never' || Date.now() - startedMs < warmupMs ? 503 : 200);
     return res.end();
   }
+  if (req.url === '/served') return res.end(String(served));
   if (req.url.startsWith('/steps')) {
     res.writeHead(404);
     return res.end();
