@@ -264,7 +264,7 @@ function parseReady(raw: unknown, problem: Problem): ServiceReady | undefined {
       problem(
         'ready.log',
         `/${pattern}/ does not compile: ${(error as Error).message}`,
-        'escape ( [ { . * + ? with \\\\ to match them as text',
+        'escape ( [ { . * + ? with a backslash (\\\\ inside a JSON string) to match them as text',
       );
       return undefined;
     }
