@@ -284,7 +284,7 @@ function declaredTracker(plan: DeclaredPlan, source: string): Tracker {
   );
 }
 
-/** When two resources read the same, each gets its instance (or its source) after its name. */
+/** When two resources read the same, each gets its instance (or its source's host, or its source) after its name. */
 function disambiguateNames(resources: ResourceSeries[], trackers: readonly Tracker[]): void {
   const rename = (suffix: (i: number) => string) => {
     const byName = new Map<string, number[]>();
@@ -294,8 +294,13 @@ function disambiguateNames(resources: ResourceSeries[], trackers: readonly Track
     for (const indices of byName.values())
       if (indices.length > 1) for (const i of indices) resources[i]!.name += ` [${suffix(i)}]`;
   };
-  rename((i) => trackers[i]!.identity.instance ?? resources[i]!.source);
+  rename((i) => trackers[i]!.identity.instance ?? hostOf(resources[i]!.source));
   rename((i) => resources[i]!.source);
+}
+
+/** `metrics http://10.0.0.7:8080/actuator/prometheus` → `10.0.0.7:8080`; a label without a URL as it is. */
+function hostOf(source: string): string {
+  return /\b[a-z][a-z0-9+.-]*:\/\/([^/\s?#]+)/i.exec(source)?.[1] ?? source;
 }
 
 /** One resource being read: a figure per field of its seconds, and its breakdowns. */
