@@ -12,7 +12,11 @@ import { Gauge, Registry } from 'prom-client';
 import type { MeterSample, MeterScrape } from '../contract/index.ts';
 import { MeterLog, readMeterLog } from '../harness/sources/meter-source.ts';
 import { MetricsEndpointSource } from '../harness/sources/metrics-endpoint.ts';
-import { type PrometheusServerReading, readPrometheusServer } from '../harness/sources/prometheus-server.ts';
+import {
+  type PrometheusServerReading,
+  PrometheusServerSource,
+  readPrometheusServer,
+} from '../harness/sources/prometheus-server.ts';
 import {
   type PrometheusServer,
   prometheusAvailable,
@@ -224,5 +228,35 @@ describe('a Prometheus server read after the study', { skip }, () => {
     const scrapes = await scrapesIn(log.path);
     assert.ok(scrapes.length >= 8, `${scrapes.length} scrapes`);
     assert.ok(scrapes.every((s) => sampleOf(s, 'hikaricp_connections_max')?.value === 4));
+  });
+
+  test('as a part of the study: start() opens the window, stop() reads it', async () => {
+    const log = new MeterLog(join(dir, 'part.ndjson'));
+    const times = [startMs, endMs];
+    const source = new PrometheusServerSource(
+      { url: prometheus.url, match: '{job="orders"}', names: HIKARI, expressions: [], log },
+      { now: () => times.shift() ?? endMs },
+    );
+    source.start();
+    const status = await source.stop();
+    await log.close();
+    assert.equal(status.failures, 0, String(status.lastError));
+    assert.equal(status.attempts, 1);
+    const scrapes = await scrapesIn(log.path);
+    assert.deepEqual(
+      scrapes.map((s) => s.atMs),
+      serverScrapes.map((s) => s.atMs),
+    );
+    assert.throws(
+      () =>
+        new PrometheusServerSource({
+          url: prometheus.url,
+          match: 'orders',
+          names: HIKARI,
+          expressions: [],
+          log,
+        }),
+      /not a label matcher block/,
+    );
   });
 });

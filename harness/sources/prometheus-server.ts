@@ -206,10 +206,12 @@ export class PrometheusServerSource implements MeterSource {
     this.#now = clock ? () => clock.now() : Date.now;
   }
 
+  /** Notes the window's start (the first call's time). */
   start(): void {
     this.#startMs ??= this.#now();
   }
 
+  /** Reads the window from start() to now; never throws (see `reading()` for every failure). */
   async stop(): Promise<MeterSourceStatus> {
     return (await this.reading()).status;
   }
