@@ -501,7 +501,7 @@ export async function startServiceProcess(
       const exit = await exited;
       // What it started and left behind in its group goes with it.
       killGroup(child, 'SIGKILL');
-      // The pipes close once every holder is gone; one that escaped the group cannot hold the log open.
+      // The pipes close once every holder is gone; one that left the group cannot hold the log open.
       await Promise.race([closed, new Promise((r) => setTimeout(r, 2000).unref())]);
       await new Promise<void>((done) => log.end(done));
       unregister();
