@@ -461,11 +461,18 @@ export async function startServiceProcess(
     for (const listener of lineListeners) listener(text);
   };
   for (const stream of [child.stdout!, child.stderr!]) {
+    // Decoded as a stream, so a character split across two reads stays whole.
+    stream.setEncoding('utf8');
     let partial = '';
-    stream.on('data', (chunk: Buffer) => {
+    stream.on('data', (chunk: string) => {
       log.write(chunk);
-      const lines = (partial + chunk.toString()).split('\n');
+      const lines = (partial + chunk).split('\n');
       partial = lines.pop()!;
+      // Output that never ends its line is still read, 64 KiB at a time.
+      while (partial.length > 65_536) {
+        lines.push(partial.slice(0, 65_536));
+        partial = partial.slice(65_536);
+      }
       for (const l of lines) onLine(l.replace(/\r$/, ''));
     });
     stream.on('end', () => {
