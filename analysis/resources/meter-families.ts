@@ -13,7 +13,9 @@ export type Labels = Readonly<Record<string, string>>;
 export interface MeterRef {
   name: string;
   labels?: Readonly<Record<string, string | null>>;
-  /** Only the series whose label has one of these values. */
+  /** Only series with these label values are the meter's (a declared selector's matchers): none, no value. */
+  match?: Readonly<Record<string, string>>;
+  /** Only the series whose label has one of these values count; the meter is there (0) when none do. */
   where?: Readonly<Record<string, readonly string[]>>;
   scale?: number;
 }

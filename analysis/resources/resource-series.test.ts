@@ -188,6 +188,8 @@ test('declared resources: selectors summed over the series they match, PromQL re
       position: 0,
     },
     { name: 'ingest queue', kind: 'queue', depth: 'ingest_depth', cap: 'ingest_cap' }, // never appears
+    // the name is there, but not for this pool: no series, not 0
+    { name: 'mail workers', kind: 'slots', inUse: 'worker_busy{pool="mail"}' },
     { name: 'worker cpu', kind: 'cpu', inUse: 'worker_cpu_seconds_total', max: 'worker_cores' }, // a counter
   ];
   const at = (t: number, cpuSeconds: number) =>
@@ -234,6 +236,7 @@ test('declared resources: selectors summed over the series they match, PromQL re
   assert.deepEqual(notes, [
     'declared resource "ingest queue": its series depth (ingest_depth) never appeared in any source',
     'declared resource "ingest queue": its series cap (ingest_cap) never appeared in any source',
+    'declared resource "mail workers": its series inUse (worker_busy{pool="mail"}) never appeared in any source',
   ]);
   assert.deepEqual(unrecognised, new Map([[SOURCE, ['jvm_memory_used_bytes']]]));
 });

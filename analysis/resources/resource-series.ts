@@ -138,8 +138,6 @@ const RECOGNISERS: ReadonlyMap<string, readonly MeterFamily[]> = (() => {
   return map;
 })();
 
-type SampleIndex = ReadonlyMap<string, readonly MeterSample[]>;
-
 /** Which field of a second each declared field fills. */
 const DECLARED_TO_SECOND: Record<DeclaredField, SecondField> = {
   inUse: 'inUse',
@@ -161,9 +159,7 @@ function declaredPlan(resource: DeclaredResource): DeclaredPlan {
   const fields = declaredFieldReadings(resource);
   const readings: Partial<Record<SecondField, Reading>> = {};
   for (const field of fields) {
-    const where: Record<string, string[]> = {};
-    for (const [label, value] of Object.entries(field.selector.matchers)) where[label] = [value];
-    const meter: MeterRef = { name: field.selector.name, where };
+    const meter: MeterRef = { name: field.selector.name, match: field.selector.matchers };
     readings[DECLARED_TO_SECOND[field.field]] = field.counter
       ? { read: 'rate', meter }
       : { read: 'gauge', meters: [meter], combine: 'sum' };
@@ -179,12 +175,16 @@ class SourceResources {
   readonly overCap = new Map<string, Set<string>>();
   readonly #perFamily = new Map<string, number>();
   readonly #declared = new Map<DeclaredPlan, Tracker>();
+  /** Label sets already recognised (followed or past the cap), by family. */
+  readonly #seen = new Set<string>();
 
   constructor(readonly source: string) {}
 
   add(scrape: MeterScrape, read: ReadonlySet<string>, plans: readonly DeclaredPlan[], cap: number): void {
     const index = new Map<string, MeterSample[]>();
     for (const sample of scrape.samples) {
+      // The readers drop NaN and ±Inf; one that slipped through is no reading either.
+      if (!Number.isFinite(sample.value)) continue;
       if (!read.has(sample.name)) {
         this.unrecognised.add(sample.name);
         continue;
@@ -193,6 +193,7 @@ class SourceResources {
       if (list) list.push(sample);
       else index.set(sample.name, [sample]);
     }
+    const scrapeIndex = new ScrapeIndex(index);
     for (const [name, samples] of index) {
       const families = RECOGNISERS.get(name);
       if (!families) continue;
@@ -205,7 +206,7 @@ class SourceResources {
         const reading = plan.readings[DECLARED_TO_SECOND[field.field]]!;
         const meter =
           reading.read === 'rate' ? reading.meter : reading.read === 'gauge' ? reading.meters[0]! : null;
-        if (meter && meterValue(meter, index, {}) !== undefined) {
+        if (meter && meterValue(meter, scrapeIndex, {}) !== undefined) {
           plan.seen.add(field.field);
           seenHere = true;
         }
@@ -216,10 +217,16 @@ class SourceResources {
         this.trackers.set(tracker.id, tracker);
       }
     }
-    for (const tracker of this.trackers.values()) tracker.add(scrape.atMs, index);
+    for (const tracker of this.trackers.values()) tracker.add(scrape.atMs, scrapeIndex);
   }
 
   #recognise(family: MeterFamily, sampleLabels: Labels, cap: number): void {
+    // Every scrape shows the same label sets again: a cheap key settles the ones already seen.
+    let key = family.family;
+    for (const label of family.identity) key += `\u0000${sampleLabels[label] ?? ''}`;
+    if (sampleLabels.instance !== undefined) key += `\u0001${sampleLabels.instance}`;
+    if (this.#seen.has(key)) return;
+    this.#seen.add(key);
     const identity: Record<string, string> = {};
     for (const label of family.identity) identity[label] = sampleLabels[label] ?? '';
     if (sampleLabels.instance !== undefined) identity.instance = sampleLabels.instance;
@@ -330,7 +337,7 @@ class Tracker {
     return this.meta.id;
   }
 
-  add(atMs: number, index: SampleIndex): void {
+  add(atMs: number, index: ScrapeIndex): void {
     for (const figure of this.#figures.values()) figure.add(atMs, index);
     for (const { figure } of this.#extras) figure.add(atMs, index);
     for (const each of this.#eachValue) each.add(atMs, index);
@@ -388,7 +395,7 @@ class Tracker {
 
 /** One figure of a resource, fed each scrape, read per epoch second. */
 interface Figure {
-  add(atMs: number, index: SampleIndex): void;
+  add(atMs: number, index: ScrapeIndex): void;
   /** The figure of second `t`; undefined when the second has none. */
   at(t: number): number | undefined;
   seconds(): Iterable<number>;
@@ -409,30 +416,70 @@ function figureOf(reading: Reading, identity: Labels): Figure {
   }
 }
 
+/** One scrape's samples by name, and by the values of the labels a meter lines up with a resource's identity. */
+class ScrapeIndex {
+  readonly #byName: ReadonlyMap<string, readonly MeterSample[]>;
+  // Per meter name and list of labels, the samples by those labels' values: built once per
+  // scrape, so a thousand resources of one family do not each scan a thousand series.
+  readonly #grouped = new Map<string, Map<string, MeterSample[]>>();
+
+  constructor(byName: ReadonlyMap<string, readonly MeterSample[]>) {
+    this.#byName = byName;
+  }
+
+  /**
+   * The samples of the meter that carry the resource's identity labels (renamed or skipped as
+   * the meter says); undefined when the scrape has no series of that name.
+   */
+  carrying(meter: MeterRef, identity: Labels): readonly MeterSample[] | undefined {
+    const samples = this.#byName.get(meter.name);
+    if (!samples) return undefined;
+    const labels: string[] = [];
+    const values: string[] = [];
+    for (const label in identity) {
+      const as = meter.labels?.[label];
+      if (as === null) continue;
+      labels.push(as ?? label);
+      values.push(identity[label]!);
+    }
+    if (labels.length === 0) return samples;
+    const spec = `${meter.name}\u0000${labels.join('\u0000')}`;
+    let groups = this.#grouped.get(spec);
+    if (!groups) {
+      groups = new Map();
+      for (const sample of samples) {
+        const key = labels.map((l) => sample.labels[l] ?? '').join('\u0000');
+        const group = groups.get(key);
+        if (group) group.push(sample);
+        else groups.set(key, [sample]);
+      }
+      this.#grouped.set(spec, groups);
+    }
+    return groups.get(values.join('\u0000')) ?? [];
+  }
+}
+
 /**
  * A meter's value for a resource at one scrape: the sum over the series that carry the
- * resource's identity labels (renamed or skipped as the meter says) and pass `where`, times
- * its scale; undefined when no series of the meter carries the identity.
+ * resource's identity labels and the meter's `match`, and pass its `where`, times its scale;
+ * undefined when no series of the meter carries them.
  */
-function meterValue(meter: MeterRef, index: SampleIndex, identity: Labels): number | undefined {
-  const samples = index.get(meter.name);
+function meterValue(meter: MeterRef, index: ScrapeIndex, identity: Labels): number | undefined {
+  const samples = index.carrying(meter, identity);
   if (!samples) return undefined;
   let found = false;
   let sum = 0;
   for (const sample of samples) {
-    if (!carriesIdentity(meter, sample, identity)) continue;
+    if (!matches(meter, sample)) continue;
     found = true;
     if (passesWhere(meter, sample)) sum += sample.value;
   }
   return found ? sum * (meter.scale ?? 1) : undefined;
 }
 
-function carriesIdentity(meter: MeterRef, sample: MeterSample, identity: Labels): boolean {
-  for (const label in identity) {
-    const as = meter.labels?.[label];
-    if (as === null) continue;
-    if ((sample.labels[as ?? label] ?? '') !== identity[label]) return false;
-  }
+function matches(meter: MeterRef, sample: MeterSample): boolean {
+  if (meter.match)
+    for (const label in meter.match) if ((sample.labels[label] ?? '') !== meter.match[label]) return false;
   return true;
 }
 
@@ -475,7 +522,7 @@ class GaugeFigure implements Figure {
     readonly identity: Labels,
   ) {}
 
-  add(atMs: number, index: SampleIndex): void {
+  add(atMs: number, index: ScrapeIndex): void {
     const product = this.reading.combine === 'product';
     let value = product ? 1 : 0;
     for (const meter of this.reading.meters) {
@@ -530,7 +577,7 @@ class RateFigure implements Figure {
     readonly identity: Labels,
   ) {}
 
-  add(atMs: number, index: SampleIndex): void {
+  add(atMs: number, index: ScrapeIndex): void {
     const value = meterValue(this.meter, index, this.identity);
     if (value === undefined) return;
     const delta = this.#delta.next(atMs, value);
@@ -570,7 +617,7 @@ class RatioFigure implements Figure {
     readonly identity: Labels,
   ) {}
 
-  add(atMs: number, index: SampleIndex): void {
+  add(atMs: number, index: ScrapeIndex): void {
     const num = meterValue(this.numerator, index, this.identity);
     const den = meterValue(this.denominator, index, this.identity);
     if (num === undefined || den === undefined) return;
@@ -607,7 +654,7 @@ class FirstFigure implements Figure {
 
   constructor(readonly figures: readonly Figure[]) {}
 
-  add(atMs: number, index: SampleIndex): void {
+  add(atMs: number, index: ScrapeIndex): void {
     for (const figure of this.figures) figure.add(atMs, index);
   }
 
@@ -640,14 +687,14 @@ class EachValueFigure {
     readonly identity: Labels,
   ) {}
 
-  add(atMs: number, index: SampleIndex): void {
-    const samples = index.get(this.extra.meter.name);
+  add(atMs: number, index: ScrapeIndex): void {
+    const meter = this.extra.meter;
+    const samples = index.carrying(meter, this.identity);
     if (!samples) return;
     const sums = new Map<string, number>();
     let found = false;
-    const meter = this.extra.meter;
     for (const sample of samples) {
-      if (!carriesIdentity(meter, sample, this.identity)) continue;
+      if (!matches(meter, sample)) continue;
       found = true;
       if (!passesWhere(meter, sample)) continue;
       const key = this.extra.key(sample.labels[this.extra.eachValueOf] ?? '');
