@@ -163,6 +163,8 @@ export const METER_FAMILIES: readonly MeterFamily[] = [
     // Micrometer's Prometheus naming: gauges hikaricp.connections{,.active,.idle,.pending,.max,.min},
     // counter hikaricp.connections.timeout (→ _total), timers hikaricp.connections.acquire and
     // .usage (→ _seconds_{count,sum,max}); tag `pool`. As Spring Boot's /actuator/prometheus shows them.
+    // HikariCP 2.7's tracker records a timed-out wait in the acquire timer too, so there
+    // `acquired` counts the timeouts with the acquisitions.
     family: 'hikaricp',
     kind: 'slots',
     role: 'pool',
