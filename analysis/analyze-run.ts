@@ -1,5 +1,5 @@
 // The entry point of analysis: the only code here that reads and writes files.
-import { createReadStream } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { basename, join, relative } from 'node:path';
@@ -9,13 +9,17 @@ import {
   type AnalysisResult,
   ERROR_CODES,
   type GeneratorCpuReport,
+  type MeterScrape,
+  type MeterSourceStatus,
   PlateauError,
+  type ResourcesReport,
   type RunManifest,
   type SaturationRow,
   SCHEMA_VERSIONS,
   type ServerStepReport,
   type VerdictCriteria,
 } from '../contract/index.ts';
+import { METER_LOG_FILE, readMeterLog } from '../harness/sources/meter-source.ts';
 import { writeFileAtomic } from '../lib/atomic-write.ts';
 import { PLATEAU_VERSION } from '../lib/version.ts';
 import type { ClientSample, ReadStats } from './client-sample.ts';
@@ -39,6 +43,8 @@ import {
   type SweepTemplates,
 } from './render-sweep.ts';
 import { buildRunSeries, type SeriesSources } from './report-series.ts';
+import { attachResources } from './resources/attach-resources.ts';
+import { resourcesFromScrapes } from './resources/resource-series.ts';
 import { buildSaturationTable, offeredFromTag } from './saturation-table.ts';
 import type { ClientSecond } from './second-series.ts';
 import { clientsFromTag, DRAIN_SECONDS } from './step-tags.ts';
@@ -63,6 +69,8 @@ export interface AnalysisOutput {
   /** What the report's charts are drawn from besides analysis.json (see report-series.ts). */
   seriesSources: SeriesSources;
   manifest: RunManifest | undefined;
+  /** resources.json: what the service's published meters showed (absent without meters.ndjson). */
+  resources?: ResourcesReport | undefined;
 }
 
 const loaded = new Map<string, Templates>();
@@ -197,6 +205,8 @@ export async function analyze(options: {
   criteria?: VerdictCriteria;
   /** generator.json: the generator's CPU from /proc, for an engine that reports none itself. */
   generatorFile?: string | undefined;
+  /** meters.ndjson: the service's published meters, read during (or after) the run. */
+  meterFile?: string | undefined;
 }): Promise<AnalysisOutput> {
   const criteria = options.criteria ?? DEFAULT_CRITERIA;
   const manifest = options.manifestFile
@@ -234,6 +244,8 @@ export async function analyze(options: {
     : undefined;
   const generatorNotes = generator ? useGeneratorCpu(client.cpuPctBySecond, generator) : () => [];
   const rows = buildSaturationTable(client, server, manifest, { steady: options.steady === true });
+  const meters = options.meterFile ? await readResources(options.meterFile, manifest) : undefined;
+  if (meters) attachResources(rows, meters.report.resources);
   const closed =
     closedPlan ||
     (!manifest &&
@@ -276,7 +288,7 @@ export async function analyze(options: {
     clientLoadEndS: lastRow?.window?.endS ?? null,
     clockOffsetS: clockOffsetS ?? 0,
   });
-  verdict.notes.push(...client.windows.notes, ...generatorNotes(rows));
+  verdict.notes.push(...client.windows.notes, ...generatorNotes(rows), ...(meters?.notes ?? []));
   if (clockOffsetS !== null && Math.abs(clockOffsetS) >= 1) {
     verdict.notes.push(
       `the client's and the server's clocks differ by about ${Math.round(clockOffsetS * 10) / 10} s (from when each saw the steps begin): each side's windows use its own clock, and recovery shifts the client's seconds to match`,
@@ -365,7 +377,59 @@ export async function analyze(options: {
     readStats,
     seriesSources: { clientSeconds: clientSecondsOf(client), server, generator },
     manifest,
+    resources: meters?.report,
   };
+}
+
+/**
+ * The resources in a run's meters.ndjson (none when the file is absent), with the
+ * resources declared in its run.json, and the notes a reader of the record needs: sources
+ * that failed, meters seen but not understood, declared series that never appeared.
+ */
+async function readResources(
+  path: string,
+  manifest: RunManifest | undefined,
+): Promise<{ report: ResourcesReport; notes: string[] } | undefined> {
+  if (!existsSync(path)) return undefined;
+  const declared = manifest?.meters?.declared ?? [];
+  const scrapes: MeterScrape[] = [];
+  for await (const scrape of readMeterLog(path)) scrapes.push(scrape);
+  const recognised = resourcesFromScrapes(scrapes, declared);
+  const sources = manifest?.meters?.sources ?? [];
+  const notes = [...recognised.notes, ...sourceNotes(sources)];
+  if (recognised.resources.length === 0 && sources.length > 0) {
+    notes.push(
+      `no resource was recognised in the meters read (${sources.map((s) => s.source).join(', ')}): name them in plateau.config's resources, or check that the service publishes its pools under their standard names (docs/meters.md)`,
+    );
+  }
+  return {
+    report: {
+      kind: 'plateau.resources',
+      schemaVersion: 1,
+      sources,
+      resources: recognised.resources,
+      notes,
+    },
+    notes,
+  };
+}
+
+/** A source that failed some of its readings, or saw meters no family reads, in words. */
+function sourceNotes(sources: MeterSourceStatus[]): string[] {
+  const notes: string[] = [];
+  for (const s of sources) {
+    if (s.failures > 0) {
+      notes.push(
+        `${s.source}: ${s.failures} of ${s.attempts} readings failed (${s.firstError ?? 'unknown'}${s.lastError && s.lastError !== s.firstError ? `; last: ${s.lastError}` : ''}): seconds without a reading are left out, not guessed`,
+      );
+    }
+    if (s.seriesCapped) {
+      notes.push(
+        `${s.source}: more than ${s.seriesCapped.cap} series in a reading; ${s.seriesCapped.dropped} were dropped (a cardinality explosion: a label such as a URL or a user id on a meter)`,
+      );
+    }
+  }
+  return notes;
 }
 
 /** The closed-model branch of {@link analyze}: the sweep's rows, verdict, record and tables. */
@@ -561,8 +625,11 @@ export async function analyzePath(
     summaryFile: join(path, 'summary.json'),
     criteria: options.criteria,
     generatorFile: join(path, 'generator.json'),
+    meterFile: join(path, METER_LOG_FILE),
   });
   await writeFileAtomic(join(path, 'analysis.json'), `${JSON.stringify(output.analysis, null, 2)}\n`);
+  if (output.resources)
+    await writeFileAtomic(join(path, 'resources.json'), `${JSON.stringify(output.resources, null, 2)}\n`);
   await writeFileAtomic(join(path, 'record.txt'), output.record);
   await writeFileAtomic(join(path, 'table.md'), output.tableMarkdown);
   await writeFileAtomic(

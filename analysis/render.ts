@@ -3,7 +3,7 @@
 
 import { basename } from 'node:path';
 import Handlebars from 'handlebars';
-import type { AnalysisResult, RunManifest, SaturationRow } from '../contract/index.ts';
+import type { AnalysisResult, ResourceStepFigures, RunManifest, SaturationRow } from '../contract/index.ts';
 
 /** The compiled templates of `record.txt` and `table.md`. */
 export interface Templates {
@@ -59,13 +59,53 @@ export function rowCells(row: SaturationRow): Record<string, string> {
   };
 }
 
-/** The saturation table as Markdown. */
+/** The saturation table as Markdown, with the published resources' own table when a run has them. */
 export function renderTableMarkdown(templates: Templates, rows: SaturationRow[]): string {
+  const resources = resourceNames(rows);
   return templates.table({
     rows: rows.map((r) => ({ ...rowCells(r), invalid: r.invalid })),
     invalidRows: rows.filter((r) => r.invalid).map((r) => ({ step: r.step, reason: r.invalid })),
+    resources,
+    resourceRows: rows.map((r) => ({
+      step: r.step,
+      cells: resources.map((name) => {
+        const f = r.resources?.find((x) => x.name === name);
+        return f ? resourceWords(f) : '–';
+      }),
+    })),
   });
 }
+
+/** The published resources' names in the order the rows first show them. */
+export function resourceNames(rows: SaturationRow[]): string[] {
+  const names: string[] = [];
+  for (const row of rows)
+    for (const f of row.resources ?? []) if (!names.includes(f.name)) names.push(f.name);
+  return names;
+}
+
+/** A resource at a step for table.md: `4/4 (100%), waiting 3.2/8, wait 41 ms, hold 52 ms, 3 refused`. */
+export function resourceWords(f: ResourceStepFigures): string {
+  const parts = [
+    f.kind === 'cpu'
+      ? `${num(f.inUseMean, 2)}/${num(f.capacity)} cores (${num(f.utilisationPct, 0)}%)`
+      : `${num(f.inUseMean)}/${f.capacity === null ? '∞' : num(f.capacity)}${f.utilisationPct !== null ? ` (${num(f.utilisationPct, 0)}%)` : ''}`,
+  ];
+  if (f.waitingMean !== null) parts.push(`waiting ${num(f.waitingMean)}/${num(f.waitingMax)}`);
+  if (f.waitMsMean !== null) parts.push(`wait ${num(f.waitMsMean)} ms`);
+  if (f.holdMsMean !== null) parts.push(`hold ${num(f.holdMsMean)} ms`);
+  if (f.refused) parts.push(`${num(f.refused, 0)} refused`);
+  return parts.join(', ');
+}
+
+/** A resource at a step for the terminal: `100% w3.2` (slots, queue), `98%` (cpu), `2.1/∞` (unbounded). */
+export function resourceCell(f: ResourceStepFigures): string {
+  const use = f.utilisationPct !== null ? `${num(f.utilisationPct, 0)}%` : `${num(f.inUseMean)}/∞`;
+  return f.waitingMean !== null && f.kind !== 'cpu' ? `${use} w${num(f.waitingMean)}` : use;
+}
+
+/** The terminal table shows this many published resources; table.md has them all. */
+const TEXT_RESOURCES = 4;
 
 const TEXT_COLUMNS: [string, string][] = [
   ['step', 'step'],
@@ -88,20 +128,35 @@ const TEXT_COLUMNS: [string, string][] = [
   ['cpu', 'CPU %'],
 ];
 
+/** The columns of plateau's own GET /steps figures. */
+const SERVER_KEYS = new Set(['pool', 'waiting', 'waitP95', 'queryP95', 'dbP95', 'cpu']);
+
 /** The saturation table as aligned plain text for the terminal (the widest columns). */
 export function renderTableText(rows: SaturationRow[]): string {
+  // A service plateau did not write has no GET /steps: its own columns give way to its
+  // published resources' (the first TEXT_RESOURCES of them).
+  const hasServer = rows.some((r) => r.server !== null);
+  const resources = resourceNames(rows).slice(0, TEXT_RESOURCES);
+  const columns: [string, string][] = [
+    ...(hasServer ? TEXT_COLUMNS : TEXT_COLUMNS.filter(([key]) => !SERVER_KEYS.has(key))),
+    ...resources.map((name, i): [string, string] => [`resource${i}`, name]),
+  ];
   const cells: Record<string, string>[] = rows.map((r) => ({
     ...rowCells(r),
+    ...Object.fromEntries(
+      resources.map((name, i) => {
+        const f = r.resources?.find((x) => x.name === name);
+        return [`resource${i}`, f ? resourceCell(f) : '–'];
+      }),
+    ),
     step: r.invalid ? `${r.step} !` : r.step,
   }));
-  const widths = TEXT_COLUMNS.map(([key, title]) =>
-    Math.max(title.length, ...cells.map((c) => c[key]!.length)),
-  );
+  const widths = columns.map(([key, title]) => Math.max(title.length, ...cells.map((c) => c[key]!.length)));
   const line = (values: string[]) =>
     values.map((v, i) => (i === 0 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  ');
   const out = [
-    line(TEXT_COLUMNS.map(([, title]) => title)),
-    ...cells.map((c) => line(TEXT_COLUMNS.map(([key]) => c[key]!))),
+    line(columns.map(([, title]) => title)),
+    ...cells.map((c) => line(columns.map(([key]) => c[key]!))),
   ];
   const invalid = rows.filter((r) => r.invalid).map((r) => `! ${r.step}: ${r.invalid}`);
   return `${[...out, ...invalid].join('\n')}\n`;

@@ -1,5 +1,6 @@
 // run.json: everything about how a run was made, each value with where it came from.
 import type { DatabaseInfo } from './database.ts';
+import type { DeclaredResource, MeterSourceStatus } from './resources.ts';
 
 /** Where a configuration value came from. */
 export type ValueSource = 'default' | 'env' | 'flag' | 'config' | 'manifest' | 'script';
@@ -114,4 +115,10 @@ export interface RunManifest {
   rerunAs?: string | null;
   /** The request the study sent; absent in runs made before it could be chosen (GET /statement). */
   request?: StudyRequest;
+  /**
+   * The service's published meters: the sources read (`--metrics`, `--prometheus`,
+   * PostgreSQL's views) and how each fared, and the resources declared in plateau.config.
+   * Absent in runs made before they were read.
+   */
+  meters?: { sources: MeterSourceStatus[]; declared: DeclaredResource[] };
 }

@@ -105,7 +105,8 @@ async function evaluateModule(path: string): Promise<unknown> {
  * flag of `command` (camelCase: `recoveryRate`, `expectStatus`); a list becomes the
  * comma-separated text or the repeated flag the command takes, and `set` may be an object.
  * `service` (for `plateau run`) is not a flag: its block goes into `flags.serviceProcess`
- * as written, for planStudy to read. Returns the keys taken from the file.
+ * as written, for planStudy to read; nor is `resources` (the declared resources), which
+ * goes into `flags.resources`. Returns the keys taken from the file.
  */
 export function applyConfig<T extends object>(
   flags: T,
@@ -118,6 +119,12 @@ export function applyConfig<T extends object>(
   const merged = { ...flags } as Record<string, unknown>;
   const fromConfig = new Set<string>();
   for (const [key, value] of Object.entries(config)) {
+    if (key === 'resources') {
+      // Not a flag: the resources declared for the verdict (analysis/resources/declared-resources.ts).
+      (merged as { resources?: unknown }).resources = value;
+      fromConfig.add(key);
+      continue;
+    }
     if (key === 'service') {
       // Not a flag: the block of the service plateau starts (harness/study/service-process.ts).
       if (SERVICE_COMMANDS.has(command.name())) {

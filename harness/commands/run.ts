@@ -75,6 +75,24 @@ carried out (104 bad options, 105 interrupted, 1 a part failed).`,
       'your own service instead of the reference one (its GET /steps is used if it answers)',
     )
     .option('--allow-remote-target', 'allow a --target that is not a loopback address')
+    .option(
+      '--metrics <url>',
+      "the service's Prometheus text endpoint, scraped once a second during the study; repeat it for each replica or component (e.g. http://127.0.0.1:8080/actuator/prometheus)",
+      collect,
+      [],
+    )
+    .option(
+      '--prometheus <url>',
+      "a Prometheus server's base URL: the service's series are read from it over the study's window after the load (the nightly case)",
+    )
+    .option(
+      '--prometheus-match <matchers>',
+      'label matchers that scope --prometheus to this service, e.g. \'{job="orders"}\'',
+    )
+    .option(
+      '--no-postgres-activity',
+      "do not read PostgreSQL's own views (pg_stat_activity, slots, its CPU) during the study",
+    )
     .addOption(new Option('--engine <engine>', 'load engine').choices(['embedded', 'k6']).default(undefined))
     .option('--k6-bin <path>', 'the k6 binary for --engine k6 (default: K6_BIN, then k6 on PATH)')
     .option('--db <db>', "'embedded' (default) or a postgres:// URL (default: DATABASE_URL when set)")
@@ -93,6 +111,10 @@ Examples:
     --body @order.json --header 'Content-Type: application/json' --expect-status 201
   plateau run --script tests/orders.ts --target http://127.0.0.1:8080 --steps 20,40,80
   plateau run --config orders.yaml --set POOL_MAX=8   # its service: starts with POOL_MAX=8
+  plateau run --target http://127.0.0.1:8080/orders --steps 20,40,60,80,100 \\
+    --metrics http://127.0.0.1:8080/actuator/prometheus   # a JVM service's HikariCP and executors
+  plateau run --target http://orders.test:8080 --allow-remote-target \\
+    --prometheus http://127.0.0.1:9090 --prometheus-match '{job="orders"}'
   plateau run --engine k6 --k6-bin /usr/local/bin/k6
   plateau run --model closed --vus 4,8,16,24 --timeout 250ms --retries 2 --recovery-vus 4 \
     --set SHED=off --set POOL_MAX=2   # the congestion collapse (docs/overload.md)`,

@@ -2,6 +2,7 @@
 import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
+import { parseDeclaredResources } from '../../analysis/resources/declared-resources.ts';
 import type {
   ConfigProblem,
   SourcedValue,
@@ -14,6 +15,7 @@ import { describeRange, parseNumberText } from '../../lib/number-text.ts';
 import { formatDuration, parseSeconds } from '../../scripts/lib/settings.ts';
 import { parseServiceConfig, SERVICE_ENV_KEYS } from '../../target-service/config.ts';
 import { PROJECT_ROOT } from '../build-scripts.ts';
+import { type MeterFlags, type MeterPlan, planMeters } from './meter-plan.ts';
 import { planRequest, type RequestFlags } from './request-options.ts';
 import { planServiceProcess, type ServiceProcessPlan } from './service-process.ts';
 
@@ -53,7 +55,9 @@ export const SETTABLE_KEYS = SERVICE_ENV_KEYS.filter(
 );
 
 /** The raw command-line options of `plateau run` (strings as commander gives them). */
-export interface RunFlags extends RequestFlags {
+export interface RunFlags extends RequestFlags, Omit<MeterFlags, 'resources'> {
+  /** plateau.config's `resources: [...]`, as written (validated by parseDeclaredResources). */
+  resources?: unknown;
   script?: string;
   model?: string;
   vus?: string;
@@ -125,6 +129,8 @@ export interface StudyPlan {
   out: string;
   json: boolean;
   quiet: boolean;
+  /** The service's published meters to read, and PostgreSQL's views. */
+  meters: MeterPlan;
   /** Every value with where it came from, for run.json. */
   sources: Record<string, SourcedValue>;
 }
@@ -396,6 +402,15 @@ export function planStudy(flags: RunFlags, env: Record<string, string | undefine
     });
   }
   const out = pick('--out', flags.out, STUDY_DEFAULTS.out);
+  const declared = parseDeclaredResources(flags.resources);
+  problems.push(...declared.problems);
+  const meters = planMeters({ ...flags, resources: declared.resources }, problems);
+  if (meters.metrics.length > 0) sources['--metrics'] = { value: meters.metrics.join(' '), source: 'flag' };
+  if (meters.prometheus) {
+    sources['--prometheus'] = { value: meters.prometheus.url, source: 'flag' };
+    if (meters.prometheus.match)
+      sources['--prometheus-match'] = { value: meters.prometheus.match, source: 'flag' };
+  }
   if (problems.length > 0) throw PlateauError.invalidConfig(problems, 'options');
   return {
     script,
@@ -422,6 +437,7 @@ export function planStudy(flags: RunFlags, env: Record<string, string | undefine
     out,
     json: flags.json === true,
     quiet: flags.quiet === true,
+    meters,
     sources,
   };
 }

@@ -33,6 +33,7 @@ import type { StudyProgress } from './progress-line.ts';
 import { requestEnv } from './request-options.ts';
 import { createRunDir, writeManifest } from './run-dir.ts';
 import { type StudyService, serviceProcessRecord, startStudyService } from './service-process.ts';
+import { StudyMeters } from './study-meters.ts';
 import { type StudyPlan, scriptEntry, scriptEnv } from './study-options.ts';
 import {
   fetchSteps,
@@ -232,6 +233,7 @@ async function runOnce(
   let ownService: StudyService | undefined;
   let load: LoggedChild | undefined;
   let probe: GeneratorProbe | undefined;
+  let meters: StudyMeters | undefined;
   let baseUrl = plan.target;
   let failure: PlateauError | undefined;
   let engineCode: number | undefined;
@@ -273,8 +275,14 @@ async function runOnce(
     // Reset the server-side buckets so they hold this run only (a service without /steps is fine).
     await resetSteps(url);
     const hasSteps = (await fetchSteps(url)) !== undefined;
-    if (!hasSteps)
-      manifest.warnings.push(`${url} does not answer GET /steps: the analysis will be client-side only`);
+    // The service's published meters and PostgreSQL's own views, read from here to the
+    // end of the load (a Prometheus server over the same window when they stop).
+    meters = new StudyMeters(plan.meters, dir, target?.database.url ?? monitoringUrl(plan.db));
+    meters.start();
+    if (!hasSteps && !meters.any)
+      manifest.warnings.push(
+        `${url} does not answer GET /steps and no meters were given (--metrics, --prometheus): the analysis will be client-side only`,
+      );
 
     await writeManifest(dir, manifest);
 
@@ -339,6 +347,7 @@ async function runOnce(
           });
   } finally {
     if (load) await stopChild(load, 'SIGINT', 20_000);
+    if (meters) manifest.meters = { sources: await meters.stop(), declared: plan.meters.declared };
     if (probe) await writeFileAtomic(join(dir, 'generator.json'), `${JSON.stringify(probe.stop())}\n`);
     await target?.stop();
     // A service of the user's that ended on its own is why the study failed, whatever the load did then.
@@ -360,6 +369,11 @@ async function runOnce(
   }
   if (failure && !interrupted) throw Object.assign(failure, { runDir: dir });
   return { runDir: dir, manifest, output, exitCode: interrupted ? EXIT_CODES.interrupted : EXIT_CODES.ok };
+}
+
+/** The database URL a user's own study may monitor: `--db` or DATABASE_URL when it is a postgres:// URL. */
+function monitoringUrl(db: string): string | null {
+  return /^postgres(ql)?:\/\//.test(db) ? db : null;
 }
 
 /**
