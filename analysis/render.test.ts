@@ -151,10 +151,11 @@ test('the capacity record renders in the documented shape', () => {
     .split('\n')
     .filter(Boolean)
     .map((l) => l.split(':')[0]);
-  assert.deepEqual(labels.slice(0, 10), [
+  assert.deepEqual(labels.slice(0, 12), [
     'service',
     'workload',
     'first limit',
+    'predicted',
     'evidence',
     'confirmed by',
     'safe limit',
@@ -162,6 +163,7 @@ test('the capacity record renders in the documented shape', () => {
     'recovery',
     'database',
     'next limit',
+    'scale on',
   ]);
 });
 

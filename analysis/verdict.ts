@@ -14,7 +14,7 @@ import { findPlateau } from './verdict/plateau.ts';
 import { recoveryFrom } from './verdict/recovery.ts';
 import { safeStepOf } from './verdict/safe-limit.ts';
 import { scalingOf } from './verdict/scaling.ts';
-import type { LimitFinding } from './verdict/steps-limit.ts';
+import { type LimitFinding, stepsCeilings } from './verdict/steps-limit.ts';
 
 export {
   CRITERIA_FLAGS,
@@ -49,7 +49,11 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
   if (rateRows.length === 0) notes.push('no rate steps (r<rate> tags): no plateau can be found');
 
   const found = findPlateau(rateRows, criteria);
-  const ceilings = rateRows[0] ? predictCeilings(rateRows[0]) : [];
+  const ceilings = rateRows[0]
+    ? [...stepsCeilings(rateRows[0], settings), ...predictCeilings(rateRows[0])].sort(
+        (a, b) => a.ceilingPerSec - b.ceilingPerSec,
+      )
+    : [];
   const limit: LimitFinding = found
     ? firstLimitOf({ ...inputs, criteria }, found, ceilings, notes)
     : {
@@ -104,11 +108,11 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
       ...(limit.name !== undefined ? { name: limit.name } : {}),
     },
     evidence: { saturated: limit.saturated, flat: limit.flat },
-    ...(hasResources
+    ...(ceilings.length > 0
       ? {
           prediction: {
             ceilings,
-            finding: predictionFinding(ceilings, found?.servedPerSec ?? null, limit.name),
+            finding: predictionFinding(ceilings, found?.servedPerSec ?? null, namedLimit(limit)),
           },
         }
       : {}),
@@ -123,6 +127,12 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
     nextLimit: NEXT_LIMIT[limit.resource],
     notes,
   };
+}
+
+/** The first limit's name as the ceilings name it (`pool`, `cpu` for plateau's own), or undefined when none was named. */
+function namedLimit(limit: LimitFinding): string | undefined {
+  if (limit.name !== undefined) return limit.name;
+  return limit.resource === 'pool' || limit.resource === 'cpu' ? limit.resource : undefined;
 }
 
 function safeLimitOf(safe: SaturationRow | undefined, jittered: boolean): Verdict['safeLimit'] {

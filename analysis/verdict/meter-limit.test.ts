@@ -161,7 +161,7 @@ test('predicted ceilings come from the first step, lowest first, and the run is 
   assert.deepEqual(names, ['hikaricp pool orders 80', 'executor http 152.4', 'process cpu 200']);
   assert.match(
     verdict.prediction!.finding,
-    /predicted first: hikaricp pool orders at 80\/s; the run found 79\/s/,
+    /predicted first: hikaricp pool orders at 80\/s; the run found it at 79\/s \(99% of the prediction\)/,
   );
 });
 

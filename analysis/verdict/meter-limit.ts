@@ -38,6 +38,9 @@ export function judgeResources(
 export function predictCeilings(baseline: SaturationRow): PredictedCeiling[] {
   const ceilings: PredictedCeiling[] = [];
   for (const f of baseline.resources ?? []) {
+    // The database's connection slots are held by pools for as long as the pools live, not
+    // per request: they bound connections, not throughput.
+    if (f.role === 'database' && f.kind === 'slots') continue;
     const hold = RESOURCE_KIND_RULES[f.kind].holdPerRequest(f, baseline.servedPerSec);
     if (hold === null || hold <= 0 || f.capacity === null || f.capacity <= 0) continue;
     ceilings.push({
@@ -118,9 +121,9 @@ function limitOf(f: ResourceStepFigures): LimitResource {
 }
 
 /**
- * Whether the run bore the prediction out, in words: the named first limit against the
- * lowest predicted ceiling, and a plateau far below every ceiling as a finding of its own
- * (something unlisted binds first).
+ * Whether the run bore the prediction out, in words: the first limit named against the
+ * lowest predicted ceiling; with none named, a plateau far below every ceiling is a
+ * finding of its own (something unlisted binds first).
  */
 export function predictionFinding(
   ceilings: PredictedCeiling[],
@@ -133,11 +136,13 @@ export function predictionFinding(
   if (plateauServed === null)
     return `${predicted}; no plateau within the steps run, so the prediction was not tested`;
   const ratio = plateauServed / lowest.ceilingPerSec;
-  if (ratio < 0.75)
-    return `${predicted}, but served flattened at ${fmt(plateauServed)}/s, ${fmt((1 - ratio) * 100, 0)}% below every predicted ceiling: something unlisted binds first`;
-  if (firstLimitName !== undefined && firstLimitName !== lowest.name) {
+  const found = `${fmt(plateauServed)}/s (${fmt(ratio * 100, 0)}% of the prediction)`;
+  if (firstLimitName === lowest.name) return `${predicted}; the run found it at ${found}`;
+  if (firstLimitName !== undefined) {
     const named = ceilings.find((c) => c.name === firstLimitName);
     return `${predicted}, but ${firstLimitName}${named ? ` (predicted ${fmt(named.ceilingPerSec)}/s)` : ''} was full first, at ${fmt(plateauServed)}/s: the hold times changed under load`;
   }
-  return `${predicted}; the run found ${fmt(plateauServed)}/s (${fmt(ratio * 100, 0)}% of the prediction)`;
+  if (ratio < 0.75)
+    return `${predicted}, but served flattened at ${fmt(plateauServed)}/s, ${fmt((1 - ratio) * 100, 0)}% below every predicted ceiling: something unlisted binds first`;
+  return `${predicted}; the run flattened at ${found} with nothing listed full`;
 }

@@ -1,5 +1,11 @@
 // The first limit from plateau's own GET /steps figures: pool, CPU (event loop), database, admission.
-import type { LimitResource, SaturationRow, ServiceSettings, VerdictCriteria } from '../../contract/index.ts';
+import type {
+  LimitResource,
+  PredictedCeiling,
+  SaturationRow,
+  ServiceSettings,
+  VerdictCriteria,
+} from '../../contract/index.ts';
 import { fmt } from './format.ts';
 import type { PlateauFound } from './plateau.ts';
 
@@ -136,3 +142,42 @@ function judgeRow(
   const queryRose = dbNow >= criteria.queryRise * Math.max(dbBase, 0.001) && pct < criteria.poolSaturatedPct;
   return { pct, poolFull, cpuFull, queryRose, dbKnown, dbNow, dbBase };
 }
+
+/**
+ * The ceilings of plateau's own pool and event loop, predicted at the first rate step by
+ * Little's Law: the pool serves poolMax ÷ (mean checked out ÷ served) a second, and the one
+ * event-loop thread 1 core ÷ (CPU-seconds per request). Empty without GET /steps figures.
+ */
+export function stepsCeilings(baseline: SaturationRow, settings: ServiceSettings | null): PredictedCeiling[] {
+  const s = baseline.server;
+  const served = baseline.servedPerSec;
+  if (!s || served <= 0) return [];
+  const ceilings: PredictedCeiling[] = [];
+  const poolMax = settings?.poolMax ?? null;
+  const checkedOut =
+    s.checkedOutMean ?? (s.checkedOutPct !== null && poolMax ? (s.checkedOutPct / 100) * poolMax : null);
+  if (poolMax && checkedOut && checkedOut > 0) {
+    const hold = checkedOut / served;
+    ceilings.push({
+      name: 'pool',
+      role: 'pool',
+      capacity: poolMax,
+      holdSecondsPerRequest: round6(hold),
+      ceilingPerSec: round1(poolMax / hold),
+    });
+  }
+  if (s.cpuPct > 0) {
+    const hold = s.cpuPct / 100 / served;
+    ceilings.push({
+      name: 'cpu',
+      role: 'cpu',
+      capacity: 1,
+      holdSecondsPerRequest: round6(hold),
+      ceilingPerSec: round1(1 / hold),
+    });
+  }
+  return ceilings;
+}
+
+const round1 = (x: number) => Math.round(x * 10) / 10;
+const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
