@@ -197,3 +197,25 @@ test('a pool whose meters give only a wait time (Go database/sql) is full when t
     /go sql orders 3\.9 of 4 connections in use \(98%\), wait 180 ms \(0 ms at r020\)/,
   );
 });
+
+test('a queue that grew behind a saturated CPU is not the first limit: the CPU that drains it is', () => {
+  const queue = (depth: number) =>
+    res('executor http queue', 'queue', 'queue', 0, {
+      inUseMean: depth,
+      inUseMax: depth * 2,
+      capacity: null,
+    });
+  const verdict = decideVerdict(
+    inputs([
+      row(15, 15, [threads(1.2, 8, 0), queue(0), cpu(0.3)]),
+      row(30, 30, [threads(2.5, 8, 0), queue(0.1), cpu(0.6)]),
+      row(70, 44, [
+        threads(6.3, 8, 23),
+        queue(23),
+        res('process cpu', 'cpu', 'cpu', 0, { inUseMean: 0.9, capacity: 1 }),
+      ]),
+    ]),
+  );
+  assert.equal(verdict.firstLimit.resource, 'cpu');
+  assert.ok(verdict.evidence.saturated.some((e) => /^also full: executor http queue depth mean 23/.test(e)));
+});

@@ -97,12 +97,17 @@ export function meterLimit(
   };
 }
 
-/** Lower predicted ceiling first (unless within CEILINGS_TIE), then deeper on the request path. */
+/**
+ * Queues last: a queue is where the excess waits for what drains it (its workers, their
+ * pool, the CPU), so it is named only when nothing that serves was full. Then the lower
+ * predicted ceiling (unless within CEILINGS_TIE), then deeper on the request path.
+ */
 function compareCandidates(
   a: ResourceStepFigures,
   b: ResourceStepFigures,
   ceilingOf: Map<string, number>,
 ): number {
+  if ((a.kind === 'queue') !== (b.kind === 'queue')) return a.kind === 'queue' ? 1 : -1;
   const ca = ceilingOf.get(a.name);
   const cb = ceilingOf.get(b.name);
   if (ca !== undefined && cb !== undefined && Math.abs(ca - cb) > CEILINGS_TIE * Math.min(ca, cb))

@@ -8,9 +8,16 @@ export const PLATEAU_BIN = fileURLToPath(new URL('../../bin/plateau.js', import.
 /** Runs `plateau args…` (in `cwd`, as a user in a project directory); `onStart` gets the child (to send signals). */
 export function plateau(
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; cwd?: string; onStart?: (child: ChildProcess) => void } = {},
+  options: {
+    env?: NodeJS.ProcessEnv;
+    cwd?: string;
+    onStart?: (child: ChildProcess) => void;
+    /** A command the CLI runs under, e.g. `['taskset', '-c', '0']` to keep it and its children on one core. */
+    prefix?: string[];
+  } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [PLATEAU_BIN, ...args], {
+  const argv = [...(options.prefix ?? []), process.execPath, PLATEAU_BIN, ...args];
+  const child = spawn(argv[0]!, argv.slice(1), {
     env: { ...process.env, ...options.env },
     ...(options.cwd ? { cwd: options.cwd } : {}),
     stdio: ['ignore', 'pipe', 'pipe'],

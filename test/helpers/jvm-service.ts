@@ -65,6 +65,11 @@ export interface JvmServiceOptions {
   databaseUrl: string;
   /** Its settings (THREADS, QUEUE_MAX, POOL_MAX, ACQUIRE_TIMEOUT_MS, QUERY_MS, CPU_MS, PORT: 0 unless given). */
   env?: Record<string, string | number>;
+  /**
+   * The CPUs it may run on, as taskset takes them (`1`): the JVM then counts only those
+   * (system_cpu_count), so a CPU-bound test can give it a core of its own.
+   */
+  cpus?: string;
 }
 
 function executable(path: string): boolean {
@@ -201,10 +206,9 @@ export async function startJvmService(options: JvmServiceOptions): Promise<JvmSe
     DATABASE_URL: options.databaseUrl,
     ...Object.fromEntries(Object.entries(options.env ?? {}).map(([name, value]) => [name, String(value)])),
   };
-  const child = spawn(findTool('java')!, [...JVM_FLAGS, '-cp', classpathOf(classesDir), MAIN_CLASS], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const java = [findTool('java')!, ...JVM_FLAGS, '-cp', classpathOf(classesDir), MAIN_CLASS];
+  const argv = options.cpus !== undefined ? ['taskset', '-c', options.cpus, ...java] : java;
+  const child = spawn(argv[0]!, argv.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const output = watchOutput(child);
   const { stop, unregister } = stoppable(child);
   let url: string;
