@@ -219,3 +219,32 @@ test('a queue that grew behind a saturated CPU is not the first limit: the CPU t
   assert.equal(verdict.firstLimit.resource, 'cpu');
   assert.ok(verdict.evidence.saturated.some((e) => /^also full: executor http queue depth mean 23/.test(e)));
 });
+
+test('a pgbouncer pool whose exporter gives only waiting clients is full when clients wait, and deeper than the HikariCP pool in front of it', () => {
+  const bouncer = (waiting: number) =>
+    res('pgbouncer pool app/app', 'slots', 'pool', 2, {
+      inUseMean: 0,
+      capacity: 2,
+      waitingMean: waiting,
+      waitingMax: waiting,
+      utilisationPct: null,
+      inUseMax: null,
+    });
+  const hikari = (inUse: number, pending: number) =>
+    res('hikaricp pool orders', 'slots', 'pool', 1, {
+      inUseMean: inUse,
+      capacity: 8,
+      waitingMean: pending,
+      waitingMax: pending,
+      holdMsMean: 52,
+    });
+  const verdict = decideVerdict(
+    inputs([
+      row(10, 10, [hikari(0.5, 0), bouncer(0)]),
+      row(30, 30, [hikari(1.6, 0), bouncer(0.2)]),
+      row(60, 38, [hikari(8, 20), bouncer(6)]),
+    ]),
+  );
+  assert.equal(verdict.firstLimit.name, 'pgbouncer pool app/app');
+  assert.ok(verdict.evidence.saturated.some((e) => /^also full: hikaricp pool orders 8 of 8/.test(e)));
+});

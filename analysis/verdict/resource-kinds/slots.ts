@@ -7,11 +7,16 @@ import type { ResourceKindRule } from './resource-kind-rule.ts';
  * Full when at least `poolSaturatedPct` of the slots are in use and callers queued for
  * them: waiting at least one on average, or a wait time five times the first step's (and
  * over 1 ms), or callers refused. A pool that is busy but has no waiters is only busy.
+ * Where the meters do not say how many are in use (Debian's pgbouncer exporter), callers
+ * waiting at least one on average say it: a caller waits only when every slot is taken.
  */
 export const slotsRule: ResourceKindRule = {
   kind: 'slots',
   judge(now, base, baseStep, criteria) {
-    const busy = now.utilisationPct !== null && now.utilisationPct >= criteria.poolSaturatedPct;
+    const busy =
+      now.utilisationPct !== null
+        ? now.utilisationPct >= criteria.poolSaturatedPct
+        : now.waitingMean !== null && now.waitingMean >= 1;
     const queued =
       (now.waitingMean !== null && now.waitingMean >= 1) ||
       (now.waitMsMean !== null &&
