@@ -51,3 +51,57 @@ test('a change to the named limit that moves nothing puts the verdict in doubt',
   assert.equal(c.confirmedBy, null);
   assert.match(c.summary, /the pool was not the limit after all/);
 });
+
+/** A run of a service plateau did not write: its env, plateau, first limit by name, and its published resources' capacities at the first step. */
+function ownRun(
+  env: Record<string, string>,
+  plateau: number,
+  limit: { resource: string; name: string },
+  capacities: Record<string, number>,
+) {
+  const manifest = {
+    service: null,
+    serviceProcess: {
+      env: Object.fromEntries(Object.entries(env).map(([k, v]) => [k, { value: v, source: 'config' }])),
+    },
+    load: { stepsPerSec: [20, 40, 60], holdSeconds: 10, rampSeconds: 1, jitterSeconds: 0 },
+    engine: { name: 'embedded' },
+    target: 'http://127.0.0.1:8080/orders',
+  } as unknown as RunManifest;
+  const analysis = {
+    table: [
+      {
+        step: 'r020',
+        offeredPerSec: 20,
+        servedPerSec: 20,
+        latencyMs: { p95: 60 },
+        resources: Object.entries(capacities).map(([name, capacity]) => ({ name, capacity })),
+      },
+    ],
+    verdict: {
+      plateau: { step: 'r060', servedPerSec: plateau, offeredPerSec: 60 },
+      firstLimit: { resource: limit.resource, name: limit.name, summary: '' },
+    },
+  } as unknown as AnalysisResult;
+  return { analysis, manifest };
+}
+
+test("your own service: the setting sizes the published resource whose capacity changed, so confirm reads its env's names", () => {
+  const pool = { resource: 'pool', name: 'hikaricp pool orders' };
+  // POOL_MAX 4 -> 8 doubled HikariCP's max and the plateau: the pool is confirmed.
+  const moved = compareRuns(
+    ownRun({ POOL_MAX: '4' }, 77, pool, { 'hikaricp pool orders': 4, 'executor http': 8 }),
+    ownRun({ POOL_MAX: '8' }, 140, pool, { 'hikaricp pool orders': 8, 'executor http': 8 }),
+  );
+  assert.equal(moved.confirmedBy, 'POOL_MAX 4 -> 8 alone moved the plateau to 140/s (1.8x)');
+  assert.equal(moved.limitBefore, 'hikaricp pool orders');
+  // THREADS 8 -> 16 sized the executor, not the pool that limits: nothing moved, as predicted.
+  const still = compareRuns(
+    ownRun({ THREADS: '8' }, 77, pool, { 'hikaricp pool orders': 4, 'executor http': 8 }),
+    ownRun({ THREADS: '16' }, 78, pool, { 'hikaricp pool orders': 4, 'executor http': 16 }),
+  );
+  assert.equal(
+    still.summary,
+    'THREADS alone did not move the plateau (1.01x), as the first limit predicts: it sizes the executor http, and the first limit is hikaricp pool orders',
+  );
+});

@@ -84,20 +84,21 @@ export function compareRuns(
   const servedB =
     pb ?? Math.max(0, ...b.analysis.table.filter((r) => r.offeredPerSec !== null).map((r) => r.servedPerSec));
   const ratio = pa && servedB ? Math.round((servedB / pa) * 100) / 100 : null;
-  const limitBefore = a.analysis.verdict.firstLimit.resource;
-  const limitAfter = b.analysis.verdict.firstLimit.resource;
+  const limitBefore = limitLabel(a.analysis);
+  const limitAfter = limitLabel(b.analysis);
   const serviceChanges = changes.filter((c) => !LOAD_KEYS.includes(c.key));
   let confirmedBy: string | null = null;
   const only = serviceChanges.length === 1 ? serviceChanges[0]! : undefined;
+  const sized = only ? sizedBy(only.key, a.analysis, b.analysis) : undefined;
   // A smaller move confirms too when it handed the first limit to the next resource: the
   // plateau rose until that one bound (a second limit in series right behind the first).
   const handedOn =
     only !== undefined &&
     ratio !== null &&
     ratio >= HANDED_ON &&
-    SIZES[only.key] === limitBefore &&
+    sized === limitBefore &&
     limitAfter !== limitBefore &&
-    !['none', 'unlisted', 'generator', 'inconclusive'].includes(limitAfter);
+    !['none', 'unlisted', 'generator', 'inconclusive'].includes(b.analysis.verdict.firstLimit.resource);
   if (only && ratio !== null && (ratio >= MOVED || handedOn)) {
     confirmedBy = `${only.key} ${only.before} -> ${only.after} alone moved the plateau to ${Math.round(servedB * 10) / 10}/s${pb === null ? ' or more' : ''} (${ratio >= MOVED ? ratio.toFixed(1) : ratio.toFixed(2)}x)${handedOn && ratio < MOVED ? `, where the ${limitAfter} became the first limit` : ''}`;
   }
@@ -122,7 +123,7 @@ export function compareRuns(
         ? `${serviceChanges.length} service settings differ (${serviceChanges.map((c) => c.key).join(', ')}): change one at a time to confirm a limit`
         : confirmedBy
           ? `confirmed: ${confirmedBy}`
-          : didNotMove(serviceChanges[0]!.key, ratio, limitBefore);
+          : didNotMove(serviceChanges[0]!.key, ratio, limitBefore, sized);
   return {
     changes,
     plateauBefore: pa,
@@ -153,13 +154,39 @@ const SIZES: Record<string, string> = {
   ADMISSION_LOW_PCT: 'admission',
 };
 
+/** The first limit as compare names it: the published resource's own name, else the verdict's word. */
+function limitLabel(analysis: AnalysisResult): string {
+  return analysis.verdict.firstLimit.name ?? analysis.verdict.firstLimit.resource;
+}
+
+/**
+ * The resource a setting sizes: the reference service's settings by name (SIZES); for a
+ * service plateau did not write, whose env names plateau cannot know, the published
+ * resource whose capacity differs between the two runs' first rate steps (POOL_MAX 4 -> 8
+ * shows as `hikaricp pool orders` 4 -> 8 connections), when exactly one does.
+ */
+function sizedBy(key: string, a: AnalysisResult, b: AnalysisResult): string | undefined {
+  if (SIZES[key] !== undefined) return SIZES[key];
+  const first = (analysis: AnalysisResult) =>
+    analysis.table.find((r) => r.offeredPerSec !== null && (r.resources?.length ?? 0) > 0)?.resources ?? [];
+  const after = new Map(first(b).map((f) => [f.name, f.capacity]));
+  const moved = first(a).filter(
+    (f) => f.capacity !== null && after.get(f.name) != null && after.get(f.name) !== f.capacity,
+  );
+  return moved.length === 1 ? moved[0]!.name : undefined;
+}
+
 /**
  * Why one change did not move the plateau. When the setting sizes another resource than the
  * first limit, that is what the first limit predicts (raising the wrong one moves nothing);
  * when it sizes the named limit, the verdict is in doubt.
  */
-function didNotMove(key: string, ratio: number | null, limitBefore: string): string {
-  const sized = SIZES[key];
+function didNotMove(
+  key: string,
+  ratio: number | null,
+  limitBefore: string,
+  sized: string | undefined,
+): string {
   const head = `${key} alone did not move the plateau (${ratio ?? '?'}x)`;
   if (sized === undefined) return `${head}: ${key} does not size ${limitBefore}, the first limit`;
   if (sized !== limitBefore)
