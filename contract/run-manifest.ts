@@ -1,6 +1,6 @@
 // run.json: everything about how a run was made, each value with where it came from.
 import type { DatabaseInfo } from './database.ts';
-import type { DeclaredResource, MeterSourceStatus } from './resources.ts';
+import type { DeclaredResource, MeterSourceStatus, ResourceKind, ResourceRole } from './resources.ts';
 
 /** Where a configuration value came from. */
 export type ValueSource = 'default' | 'env' | 'flag' | 'config' | 'manifest' | 'script';
@@ -120,5 +120,10 @@ export interface RunManifest {
    * PostgreSQL's views) and how each fared, and the resources declared in plateau.config.
    * Absent in runs made before they were read.
    */
-  meters?: { sources: MeterSourceStatus[]; declared: DeclaredResource[] };
+  meters?: {
+    sources: MeterSourceStatus[];
+    declared: DeclaredResource[];
+    /** The resources the analysis recognised in them (resources.json has their seconds). */
+    resources?: { name: string; kind: ResourceKind; role: ResourceRole; family: string; source: string }[];
+  };
 }

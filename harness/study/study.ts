@@ -367,6 +367,17 @@ async function runOnce(
   } catch (error) {
     if (!failure) failure = error as PlateauError;
   }
+  if (manifest.meters && output?.resources) {
+    // run.json lists what the meters showed, beside how each source fared.
+    manifest.meters.resources = output.resources.resources.map(({ name, kind, role, family, source }) => ({
+      name,
+      kind,
+      role,
+      family,
+      source,
+    }));
+    await writeManifest(dir, manifest);
+  }
   if (failure && !interrupted) throw Object.assign(failure, { runDir: dir });
   return { runDir: dir, manifest, output, exitCode: interrupted ? EXIT_CODES.interrupted : EXIT_CODES.ok };
 }
