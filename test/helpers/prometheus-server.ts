@@ -30,8 +30,13 @@ export interface PrometheusServerOptions {
   job?: string;
   /** Default `/metrics`. */
   metricsPath?: string;
-  /** Resolve only once this target has been scraped `times` times. */
+  /** Resolve only once this target (of the first job) has been scraped `times` times. */
   awaitScrapes?: { target: string; times: number };
+  /**
+   * More jobs on the same server, each scraped at the same 1 s interval: other services a
+   * `--prometheus-match` must leave out, as a shared nightly Prometheus holds them.
+   */
+  otherJobs?: { job: string; targets: string[]; metricsPath?: string }[];
 }
 
 /** PROMETHEUS_BIN, then `prometheus` on PATH, then Debian's /usr/bin/prometheus. */
@@ -75,10 +80,11 @@ export function prometheusVersion(): string {
 }
 
 /**
- * Starts Prometheus with `global.scrape_interval: 1s` and one job scraping `targets`, on a
- * free 127.0.0.1 port (another attempt on a new port if that one was taken meanwhile), and
- * resolves once `/-/ready` answers 200 and, with `awaitScrapes`, once that target has been
- * scraped that many times. Rejects with the server's log when it does not come up in 30 s.
+ * Starts Prometheus with `global.scrape_interval: 1s`, one job scraping `targets` and any
+ * `otherJobs`, on a free 127.0.0.1 port (another attempt on a new port if that one was taken
+ * meanwhile), and resolves once `/-/ready` answers 200 and, with `awaitScrapes`, once that
+ * target has been scraped that many times. Rejects with the server's log when it does not
+ * come up in 30 s.
  */
 export async function startPrometheusServer(options: PrometheusServerOptions): Promise<PrometheusServer> {
   const bin = findPrometheus();
@@ -93,6 +99,11 @@ export async function startPrometheusServer(options: PrometheusServerOptions): P
         metrics_path: options.metricsPath ?? '/metrics',
         static_configs: [{ targets: options.targets }],
       },
+      ...(options.otherJobs ?? []).map((other) => ({
+        job_name: other.job,
+        metrics_path: other.metricsPath ?? '/metrics',
+        static_configs: [{ targets: other.targets }],
+      })),
     ],
   };
   await writeFile(join(dir, 'prometheus.yml'), stringify(config));
