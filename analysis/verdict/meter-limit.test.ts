@@ -247,4 +247,9 @@ test('a pgbouncer pool whose exporter gives only waiting clients is full when cl
   );
   assert.equal(verdict.firstLimit.name, 'pgbouncer pool app/app');
   assert.ok(verdict.evidence.saturated.some((e) => /^also full: hikaricp pool orders 8 of 8/.test(e)));
+  // pgbouncer's meters give no hold time: it had no ceiling to miss.
+  assert.match(
+    verdict.prediction!.finding,
+    /but pgbouncer pool app\/app was full first, at 38\/s: its meters give no hold time, so it had no predicted ceiling$/,
+  );
 });

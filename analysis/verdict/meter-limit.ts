@@ -145,7 +145,11 @@ export function predictionFinding(
   if (firstLimitName === lowest.name) return `${predicted}; the run found it at ${found}`;
   if (firstLimitName !== undefined) {
     const named = ceilings.find((c) => c.name === firstLimitName);
-    return `${predicted}, but ${firstLimitName}${named ? ` (predicted ${fmt(named.ceilingPerSec)}/s)` : ''} was full first, at ${fmt(plateauServed)}/s: the hold times changed under load`;
+    // Without a ceiling of its own (meters with no hold time: Debian's pgbouncer exporter has
+    // no servers in use) the named limit was never predicted: nothing about hold times follows.
+    if (!named)
+      return `${predicted}, but ${firstLimitName} was full first, at ${fmt(plateauServed)}/s: its meters give no hold time, so it had no predicted ceiling`;
+    return `${predicted}, but ${firstLimitName} (predicted ${fmt(named.ceilingPerSec)}/s) was full first, at ${fmt(plateauServed)}/s: the hold times changed under load`;
   }
   if (ratio < 0.75)
     return `${predicted}, but served flattened at ${fmt(plateauServed)}/s, ${fmt((1 - ratio) * 100, 0)}% below every predicted ceiling: something unlisted binds first`;
