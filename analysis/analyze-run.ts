@@ -264,6 +264,7 @@ export async function analyze(options: {
       criteria,
       notes: [...client.windows.notes, ...generatorNotes(rows)],
       generator,
+      resources: meters?.report,
     });
   }
   const clockOffsetS = clockOffset(rows, server);
@@ -375,7 +376,7 @@ export async function analyze(options: {
     tableMarkdown: renderTableMarkdown(compiled, rows),
     tableText: renderTableText(rows),
     readStats,
-    seriesSources: { clientSeconds: clientSecondsOf(client), server, generator },
+    seriesSources: { clientSeconds: clientSecondsOf(client), server, generator, resources: meters?.report },
     manifest,
     resources: meters?.report,
   };
@@ -445,6 +446,7 @@ async function analyzeSweep(input: {
   criteria: VerdictCriteria;
   notes: string[];
   generator: GeneratorCpuReport | undefined;
+  resources: ResourcesReport | undefined;
 }): Promise<AnalysisOutput> {
   const { rows, client, manifest, server, readStats } = input;
   const load = manifest?.load;
@@ -496,8 +498,14 @@ async function analyzeSweep(input: {
     tableMarkdown: renderSweepTableMarkdown(templates, sweep),
     tableText: renderSweepTableText(sweep),
     readStats,
-    seriesSources: { clientSeconds: clientSecondsOf(client), server, generator: input.generator },
+    seriesSources: {
+      clientSeconds: clientSecondsOf(client),
+      server,
+      generator: input.generator,
+      resources: input.resources,
+    },
     manifest,
+    resources: input.resources,
   };
 }
 
@@ -667,7 +675,8 @@ function reportRun(
  * Writes report.html for a run directory, or for two (A, then B) a comparison report, from
  * what the directories hold: analysis.json as it was written (so a verdict judged by other
  * criteria stays as judged; recomputed when missing), record.txt, and the per-second series
- * read again from the client file, server.json and generator.json. The comparison goes into
+ * read again from the client file, server.json, generator.json and resources.json (made again
+ * from meters.ndjson when a run has meters but no resources.json). The comparison goes into
  * B's directory (where `plateau confirm` writes comparison.json) unless `out` names a file.
  * Returns the path written.
  */
@@ -685,18 +694,22 @@ export async function writeReport(dirs: [string] | [string, string], out?: strin
       });
     }
     const existing = await readJson<AnalysisResult>(join(dir, 'analysis.json'), 'plateau.analysis');
+    const resources = await readJson<ResourcesReport>(join(dir, 'resources.json'), 'plateau.resources');
     const output = await analyze({
       clientFile: await findClientFile(dir),
       serverFile: join(dir, 'server.json'),
       manifestFile: join(dir, 'run.json'),
       generatorFile: join(dir, 'generator.json'),
       summaryFile: join(dir, 'summary.json'),
+      // The meters are read again only when resources.json is missing (an older analysis).
+      ...(resources ? {} : { meterFile: join(dir, METER_LOG_FILE) }),
       ...(existing?.criteria ? { criteria: existing.criteria } : {}),
     });
     const analysis = existing ?? output.analysis;
     const recordText = await readFile(join(dir, 'record.txt'), 'utf8').catch(() => output.record);
     const label = dirs.length === 2 ? (index === 0 ? 'A' : 'B') : '';
-    runs.push(reportRun({ ...output, analysis }, recordText, label));
+    const seriesSources = { ...output.seriesSources, resources: resources ?? output.resources };
+    runs.push(reportRun({ ...output, analysis, seriesSources }, recordText, label));
     read.push({ analysis, manifest: output.manifest });
   }
   const comparison: RunComparison | undefined =

@@ -5,7 +5,7 @@ import Handlebars from 'handlebars';
 import type { AnalysisResult, RunManifest } from '../contract/index.ts';
 import type { RunComparison } from './compare.ts';
 import { recordFields } from './render.ts';
-import { REPORT_CHARTS, type RunSeries } from './report-series.ts';
+import { pageCharts, type RunSeries } from './report-series.ts';
 import { type ReportTable, reportTable } from './report-table.ts';
 
 /** The template and the chart library, inlined into every page so it opens from disk with no network. */
@@ -94,11 +94,13 @@ function runView(run: ReportRun, confirmedBy: string | undefined) {
   const { analysis, manifest } = run;
   const closed = isClosedModel(analysis);
   const fields = closed ? undefined : recordFields(analysis, manifest, confirmedBy);
+  // record.txt's fields in its order; `predicted` and `scale on` only where the verdict has them.
   const record = fields
     ? [
         ['service', fields.service],
         ['workload', fields.workload],
         ['first limit', fields.firstLimit],
+        ['predicted', fields.predicted],
         ['evidence', fields.evidence],
         ['confirmed by', fields.confirmedBy],
         ['safe limit', fields.safeLimit],
@@ -106,7 +108,10 @@ function runView(run: ReportRun, confirmedBy: string | undefined) {
         ['recovery', fields.recovery],
         ['database', fields.database],
         ['next limit', fields.nextLimit],
-      ].map(([name, value]) => ({ name, value: String(value) }))
+        ['scale on', fields.scaleOn],
+      ]
+        .filter(([, value]) => value !== null && value !== undefined)
+        .map(([name, value]) => ({ name, value: String(value) }))
     : [];
   const table: ReportTable | null = closed && !analysis.sweep ? null : reportTable(analysis);
   return {
@@ -120,6 +125,10 @@ function runView(run: ReportRun, confirmedBy: string | undefined) {
       ? String(fields.firstLimit)
       : `goodput peak ${analysis.sweep?.verdict.summary ?? 'unknown'} (record below)`,
     limitResource: closed ? '' : analysis.verdict.firstLimit.resource,
+    // The ceilings predicted from the first step and what the run found, and the signal to
+    // scale on, as record.txt words them (null where the verdict has none).
+    predicted: fields?.predicted ? String(fields.predicted) : null,
+    scaleOn: fields?.scaleOn ? String(fields.scaleOn) : null,
     safeLimit: fields ? String(fields.safeLimit) : '',
     overload: fields ? String(fields.overload) : '',
     recovery: fields ? String(fields.recovery) : '',
@@ -141,6 +150,7 @@ export function renderReport(assets: ReportAssets, input: ReportInput): string {
     runView(run, index === input.runs.length - 1 ? (comparison?.confirmedBy ?? undefined) : undefined),
   );
   const main = runs.at(-1)!;
+  const { charts, resources } = pageCharts(input.runs.map((r) => r.series));
   const fmt = (x: number | null) => (x === null ? '–' : String(Math.round(x * 10) / 10));
   const title = comparison
     ? `plateau comparison: ${runs[0]!.runId} vs ${main.runId}`
@@ -180,8 +190,14 @@ export function renderReport(assets: ReportAssets, input: ReportInput): string {
       machine: machineWords(input.runs.at(-1)!.manifest),
       uplotVersion: assets.uplotVersion,
     },
-    charts: REPORT_CHARTS.map((c) => ({ id: c.id, title: c.title, caption: c.caption })),
-    dataJson: scriptJson({ charts: REPORT_CHARTS, runs: input.runs.map((r) => r.series) }),
+    charts: charts.map((c) => ({ id: c.id, title: c.title, caption: c.caption })),
+    resourceCharts: resources.map((c) => ({
+      id: c.id,
+      title: c.title,
+      caption: c.caption,
+      firstLimit: c.firstLimit === true,
+    })),
+    dataJson: scriptJson({ charts: [...charts, ...resources], runs: input.runs.map((r) => r.series) }),
     uplotJs: inline(assets.uplotJs, 'script'),
     uplotCss: inline(assets.uplotCss, 'style'),
   });

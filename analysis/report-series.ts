@@ -2,6 +2,11 @@
 import type {
   AnalysisResult,
   GeneratorCpuReport,
+  OnFull,
+  ResourceKind,
+  ResourceRole,
+  ResourceSeries,
+  ResourcesReport,
   RunManifest,
   SaturationRow,
   ServerStepReport,
@@ -10,7 +15,10 @@ import type { ClientSecond } from './second-series.ts';
 
 /** One line of a chart. `scale` `y2` draws it against the right-hand axis. */
 export interface ChartSeriesSpec {
-  key: SeriesKey;
+  /** A run's series, or (with `resource`) a field of that resource's line. */
+  key: SeriesKey | ResourceField;
+  /** The id of the published resource (`ResourceLine.id`) whose `key` this line draws. */
+  resource?: string;
   label: string;
   /** A colour of the page's palette (CSS variables --c-<name>, light and dark). */
   color: 'grey' | 'blue' | 'green' | 'orange' | 'purple' | 'red' | 'teal';
@@ -28,6 +36,8 @@ export interface ChartSpec {
   yLabel: string;
   y2Label?: string;
   series: ChartSeriesSpec[];
+  /** The chart of the resource the verdict named the first limit: drawn first and marked. */
+  firstLimit?: boolean;
 }
 
 /** Every series a run carries, one value per second of its time axis (null: not measured). */
@@ -152,6 +162,32 @@ export interface RunSeries {
   x: number[];
   values: Record<SeriesKey, (number | null)[]>;
   bands: StepBand[];
+  /** The published resources (resources.json), each on its own seconds; absent without any. */
+  resources?: ResourceLine[];
+}
+
+/** The figures of a resource's second that its chart draws (contract/resources.ts ResourceSecond). */
+export const RESOURCE_FIELDS = ['inUse', 'capacity', 'waiting', 'waitMs'] as const;
+export type ResourceField = (typeof RESOURCE_FIELDS)[number];
+
+/**
+ * One published resource as its chart draws it: only the seconds it had readings in within
+ * the run's axis (`x`, seconds since the load began), and only the figures its meters give
+ * (a field no second had is absent), so the page carries a resource's seconds and no more.
+ */
+export interface ResourceLine {
+  /** ResourceSeries.id: the same resource in two runs of a comparison. */
+  id: string;
+  name: string;
+  kind: ResourceKind;
+  role: ResourceRole;
+  family: string;
+  source: string;
+  onFull: OnFull;
+  /** The verdict named it the first limit (`verdict.firstLimit.name`). */
+  firstLimit: boolean;
+  x: number[];
+  values: Partial<Record<ResourceField, (number | null)[]>>;
 }
 
 /** What the series are built from besides analysis.json and run.json. */
@@ -159,6 +195,8 @@ export interface SeriesSources {
   clientSeconds: readonly ClientSecond[];
   server: ServerStepReport | undefined;
   generator: GeneratorCpuReport | undefined;
+  /** resources.json: the service's published resources (absent: the run read no meters). */
+  resources?: ResourcesReport | undefined;
 }
 
 /**
@@ -263,6 +301,8 @@ export function buildRunSeries(
     values.vus.push(c?.vus ?? null);
   }
   const plateauStep = analysis.verdict.plateau?.step ?? null;
+  const published = sources.resources?.resources ?? [];
+  const firstLimitName = analysis.verdict.firstLimit.name;
   return {
     label,
     runId: analysis.runId,
@@ -276,5 +316,149 @@ export function buildRunSeries(
       plateau: r.step === plateauStep,
       invalid: r.invalid !== null,
     })),
+    // Absent, not empty, without resources: such a run's page carries exactly what it did.
+    ...(published.length > 0
+      ? { resources: published.map((r) => resourceLine(r, t0, from, to, r.name === firstLimitName)) }
+      : {}),
+  };
+}
+
+/**
+ * A resource's seconds from `from` to `to` (epoch s, the run's axis) on that axis. Resource
+ * seconds are whole epoch seconds of plateau's clock, the clock of the client's samples.
+ */
+export function resourceLine(
+  resource: ResourceSeries,
+  t0: number,
+  from: number,
+  to: number,
+  firstLimit: boolean,
+): ResourceLine {
+  const seconds = resource.seconds.filter((s) => s.t >= from && s.t <= to);
+  const values: ResourceLine['values'] = {};
+  for (const field of RESOURCE_FIELDS) {
+    if (resource.seconds.every((s) => s[field] === null)) continue;
+    values[field] = seconds.map((s) => {
+      const v = s[field];
+      return v === null ? null : round(v, 3);
+    });
+  }
+  return {
+    id: resource.id,
+    name: resource.name,
+    kind: resource.kind,
+    role: resource.role,
+    family: resource.family,
+    source: resource.source,
+    onFull: resource.onFull,
+    firstLimit,
+    x: seconds.map((s) => s.t - t0),
+    values,
+  };
+}
+
+/** What a resource's slots are called on its chart's axis. */
+const UNITS: Record<ResourceRole, string> = {
+  pool: 'connections',
+  threads: 'threads',
+  queue: 'tasks',
+  cpu: 'cores',
+  database: 'connections',
+};
+
+/** What a request that finds the resource full does, for the caption. */
+const ON_FULL_WORDS: Record<OnFull, string> = {
+  waits: 'A request that finds it full waits.',
+  refused: 'A request that finds it full is refused.',
+  queues: 'A request that finds it full queues.',
+  unknown: '',
+};
+
+/**
+ * One chart per published resource, across the runs of a page (A and B of a comparison
+ * share a chart when they share the resource's id). The first limit the last run's verdict
+ * named comes first and is marked; the rest keep resources.json's order. Slots: in use
+ * against the capacity (dashed), callers waiting where the meters give them, and the mean
+ * wait on the right-hand axis where they give it; a queue: its depth against its cap; CPU:
+ * cores busy of the cores it may use.
+ */
+export function resourceCharts(runs: readonly RunSeries[]): ChartSpec[] {
+  const lines = new Map<string, { line: ResourceLine; fields: Set<ResourceField>; first: boolean }>();
+  // The last run (the page's own) first, so its names and its first limit lead.
+  for (const run of [...runs].reverse()) {
+    for (const line of run.resources ?? []) {
+      const seen = lines.get(line.id);
+      const entry = seen ?? { line, fields: new Set<ResourceField>(), first: false };
+      for (const field of RESOURCE_FIELDS) if (line.values[field]) entry.fields.add(field);
+      if (line.firstLimit && run === runs.at(-1)) entry.first = true;
+      if (!seen) lines.set(line.id, entry);
+    }
+  }
+  const ordered = [...lines.values()].sort((a, b) => Number(b.first) - Number(a.first));
+  return ordered.map(({ line, fields, first }, index) => {
+    const unit = line.kind === 'cpu' ? 'cores' : UNITS[line.role];
+    const series: ChartSeriesSpec[] =
+      line.kind === 'cpu'
+        ? [
+            { key: 'inUse', resource: line.id, label: 'cores busy', color: 'blue' },
+            { key: 'capacity', resource: line.id, label: 'cores', color: 'red', limit: true },
+          ]
+        : line.kind === 'queue'
+          ? [
+              { key: 'inUse', resource: line.id, label: 'depth', color: 'blue' },
+              { key: 'capacity', resource: line.id, label: 'cap', color: 'red', limit: true },
+            ]
+          : [
+              { key: 'inUse', resource: line.id, label: 'in use', color: 'blue' },
+              { key: 'capacity', resource: line.id, label: 'capacity', color: 'red', limit: true },
+            ];
+    if (fields.has('waiting'))
+      series.push({ key: 'waiting', resource: line.id, label: 'waiting', color: 'orange' });
+    if (fields.has('waitMs'))
+      series.push({ key: 'waitMs', resource: line.id, label: 'wait ms', color: 'purple', scale: 'y2' });
+    return {
+      id: `resource-${index}`,
+      title: line.name,
+      caption: resourceCaption(line, fields, unit),
+      yLabel: fields.has('waiting') && line.kind !== 'cpu' ? `${unit}, callers` : unit,
+      ...(fields.has('waitMs') ? { y2Label: 'ms' } : {}),
+      series,
+      ...(first ? { firstLimit: true } : {}),
+    };
+  });
+}
+
+function resourceCaption(line: ResourceLine, fields: Set<ResourceField>, unit: string): string {
+  const what =
+    line.kind === 'cpu'
+      ? 'Cores busy per second (CPU seconds per second) against the cores it may use (dashed).'
+      : line.kind === 'queue'
+        ? 'Tasks queued, mean of the readings in each second, against its cap (dashed; none drawn when unbounded).'
+        : `${unit[0]!.toUpperCase()}${unit.slice(1)} in use, mean of the readings in each second, against its capacity (dashed).`;
+  const waiting = fields.has('waiting') ? ' Waiting: callers queued for it.' : '';
+  const wait = fields.has('waitMs') ? ' Wait ms (right-hand axis): mean time a caller waited for it.' : '';
+  const full = ON_FULL_WORDS[line.onFull] ?? '';
+  return `${what}${waiting}${wait}${full ? ` ${full}` : ''} Read from ${line.source} (${line.family} meters).`;
+}
+
+/** plateau's own GET /steps charts, which show nothing for a service that does not answer it. */
+const STEPS_CHARTS = new Set(['pool', 'waiting', 'cpu']);
+
+/**
+ * The page's charts: REPORT_CHARTS, then one per published resource. Where no run has
+ * plateau's own GET /steps figures but the published resources stand in for them (a
+ * service plateau did not write), the three charts of GET /steps are left out rather than
+ * drawn empty, as the terminal table leaves out their columns. A run without published
+ * resources gets REPORT_CHARTS as they are.
+ */
+export function pageCharts(runs: readonly RunSeries[]): { charts: ChartSpec[]; resources: ChartSpec[] } {
+  const resources = resourceCharts(runs);
+  if (resources.length === 0) return { charts: REPORT_CHARTS, resources };
+  const stepsFigures = runs.some((run) =>
+    (['checkedOut', 'waitingMean', 'cpu'] as const).some((key) => run.values[key].some((v) => v !== null)),
+  );
+  return {
+    charts: stepsFigures ? REPORT_CHARTS : REPORT_CHARTS.filter((c) => !STEPS_CHARTS.has(c.id)),
+    resources,
   };
 }

@@ -10,6 +10,7 @@ export const SCHEMA_VERSIONS = {
   'plateau.analysis': 2,
   'plateau.server-live': 1,
   'plateau.generator-cpu': 1,
+  'plateau.resources': 1,
 } as const;
 
 /** The `kind` field that names what an artifact is. */
