@@ -2,14 +2,27 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { AnalysisResult, SaturationRow, ServerStepReport } from '../contract/index.ts';
+import { jvmAnalysis, jvmResourcesReport } from '../test/fixtures/jvm-run.ts';
 import { loadReportAssets } from './analyze-run.ts';
 import { compareRuns } from './compare.ts';
+import { recordFields, resourceWords } from './render.ts';
 import { renderReport, scriptJson } from './render-report.ts';
-import { buildRunSeries, plannedRate } from './report-series.ts';
-import { evidenceColumn, reportTable } from './report-table.ts';
+import { buildRunSeries, plannedRate, REPORT_CHARTS } from './report-series.ts';
+import { evidenceColumn, REPORT_COLUMNS, reportTable } from './report-table.ts';
 import { decideVerdict } from './verdict.ts';
 
 const assets = await loadReportAssets();
+
+/** What handlebars makes of a value in `{{value}}`. */
+const escapeHtml = (text: string) =>
+  text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#x27;')
+    .replace(/`/g, '&#x60;')
+    .replace(/=/g, '&#x3D;');
 
 const row = (
   step: string,
@@ -271,4 +284,172 @@ test("a closed-model sweep's page has its levels as the table, the goodput peak'
   assert.match(html, /<th data-col="goodput"[^>]*>goodput\/s/);
   assert.match(html, /<tr data-step="c008" class="plateau"/);
   assert.match(html, /goodput peak 8 clients: 35.5\/s within the deadline/);
+});
+
+/** The hand-built JVM run (test/fixtures/jvm-run.ts): no GET /steps, its meters' resources. */
+const jvmRun = () => {
+  const resources = jvmResourcesReport();
+  const analysis = jvmAnalysis(resources);
+  return {
+    analysis,
+    manifest: undefined,
+    series: buildRunSeries(analysis, undefined, {
+      clientSeconds: [],
+      server: undefined,
+      generator: undefined,
+      resources,
+    }),
+    recordText: '',
+  };
+};
+
+const jvmPage = () =>
+  renderReport(assets, {
+    runs: [jvmRun()],
+    generatedAt: new Date('2026-12-01T10:00:00Z'),
+    command: 'plateau report runs/jvm-run',
+    plateauVersion: '0.1.0',
+  });
+
+test("each published resource has a column, the first limit's first and marked from the plateau's row on", () => {
+  const analysis = jvmAnalysis();
+  assert.equal(analysis.verdict.firstLimit.name, 'hikaricp pool orders');
+  const table = reportTable(analysis);
+  // No GET /steps: plateau's own columns give way to the resources', as in the terminal table.
+  assert.deepEqual(
+    table.columns.map((c) => c.key),
+    [
+      ...REPORT_COLUMNS.map((c) => c.key).filter(
+        (key) => !['pool', 'waiting', 'waitP95', 'queryP95', 'dbP95', 'loopDelay', 'cpu'].includes(key),
+      ),
+      'resource:hikaricp pool orders',
+      'resource:executor http',
+      'resource:process cpu',
+    ],
+  );
+  const pool = table.columns.find((c) => c.key === 'resource:hikaricp pool orders')!;
+  assert.deepEqual([pool.title, pool.saturated, pool.firstLimit], ['hikaricp pool orders', true, true]);
+  assert.deepEqual(
+    table.columns.filter((c) => c.flat).map((c) => c.key),
+    ['resource:executor http', 'resource:process cpu'],
+  );
+  const marked = table.rows.map((r) => [r.step, r.cells.filter((c) => c.saturated).map((c) => c.key)]);
+  assert.deepEqual(marked, [
+    ['r020', []],
+    ['r040', []],
+    ['r060', []],
+    ['r080', ['resource:hikaricp pool orders']],
+  ]);
+  // The cell says what table.md says.
+  const plateauCell = table.rows[3]!.cells.find((c) => c.key === 'resource:hikaricp pool orders')!;
+  assert.equal(
+    plateauCell.text,
+    resourceWords(analysis.table[3]!.resources!.find((f) => f.name === pool.title)!),
+  );
+  assert.match(plateauCell.text, /^4\/4 \(100%\), waiting 12\/12, wait 212\.5 ms/);
+  const html = jvmPage();
+  assert.match(
+    html,
+    /<th data-col="resource:hikaricp pool orders" class="sat">hikaricp pool orders<span class="tag">first limit<\/span><\/th>/,
+  );
+  assert.match(html, /<td data-col="resource:hikaricp pool orders" class="sat">4\/4 \(100%\)/);
+});
+
+test('evidence phrases of published resources name their columns, the longest name first', () => {
+  const names = ['executor http', 'executor http queue', 'hikaricp pool orders', 'process cpu'];
+  const cases: [string, string | null][] = [
+    [
+      'hikaricp pool orders 4 of 4 connections in use (100%), waiting mean 12',
+      'resource:hikaricp pool orders',
+    ],
+    ['also full: executor http 16 of 16 threads in use (100%)', 'resource:executor http'],
+    ['executor http queue depth mean 30, max 40 of 100', 'resource:executor http queue'], // not "executor http"
+    ['process cpu 1.96 of 2 cores busy (98%)', 'resource:process cpu'],
+    ['pool 100% checked out of 4', 'pool'], // plateau's own figures keep their columns
+    ['CPU 48%, event loop 47% busy', 'cpu'],
+  ];
+  for (const [phrase, column] of cases) assert.equal(evidenceColumn(phrase, names), column, phrase);
+});
+
+test('the verdict block shows the predicted ceilings and the signal to scale on, as record.txt words them', () => {
+  const analysis = jvmAnalysis();
+  const fields = recordFields(analysis, undefined);
+  assert.match(String(fields.predicted), /^hikaricp pool orders 64\/s, /);
+  const html = jvmPage();
+  const verdict = /<section class="verdict" id="verdict">([\s\S]*?)<\/section>/.exec(html)![1]!;
+  assert.ok(
+    verdict.includes(`<dt>predicted</dt><dd id="predicted">${escapeHtml(String(fields.predicted))}</dd>`),
+    verdict,
+  );
+  assert.ok(
+    verdict.includes(`<dt>scale on</dt><dd id="scale-on">${escapeHtml(String(fields.scaleOn))}</dd>`),
+    verdict,
+  );
+  assert.match(
+    verdict,
+    /scale-on">hikaricp pool orders: its waiting callers and wait time \(not CPU\); a CPU-targeted autoscaler/,
+  );
+  // And in the record, in record.txt's order.
+  const record = /<section class="record">([\s\S]*?)<\/section>/.exec(html)![1]!;
+  const names = [...record.matchAll(/<dt>([^<]+)<\/dt>/g)].map((m) => m[1]);
+  assert.deepEqual(names, [
+    'service',
+    'workload',
+    'first limit',
+    'predicted',
+    'evidence',
+    'confirmed by',
+    'safe limit',
+    'overload',
+    'recovery',
+    'database',
+    'next limit',
+    'scale on',
+  ]);
+});
+
+test("the page draws a chart per resource, the first limit's first and marked, and carries only their seconds", () => {
+  const html = jvmPage();
+  const figures = [
+    ...html.matchAll(/<figure id="figure-([^"]+)"( class="first-limit")?>\s*<h3>([^<]+)/g),
+  ].map((m) => [m[1], m[3]!.trim(), m[2] !== undefined]);
+  assert.deepEqual(figures, [
+    ['throughput', 'Throughput', false],
+    ['latency', 'Client latency', false],
+    ['generator', 'Load generator health', false],
+    ['resource-0', 'hikaricp pool orders', true],
+    ['resource-1', 'executor http', false],
+    ['resource-2', 'process cpu', false],
+  ]);
+  assert.match(html, /hikaricp pool orders <span class="limit-tag">first limit<\/span>/);
+  const data = JSON.parse(/id="report-data">([\s\S]*?)<\/script>/.exec(html)![1]!) as {
+    charts: { id: string }[];
+    runs: { resources: { name: string; x: number[]; values: Record<string, unknown[]> }[] }[];
+  };
+  assert.deepEqual(
+    data.charts.map((c) => c.id),
+    ['throughput', 'latency', 'generator', 'resource-0', 'resource-1', 'resource-2'],
+  );
+  // A resource's seconds and its four figures at most: not resources.json's whole second.
+  const pool = data.runs[0]!.resources.find((r) => r.name === 'hikaricp pool orders')!;
+  assert.deepEqual(Object.keys(pool.values).sort(), ['capacity', 'inUse', 'waitMs', 'waiting']);
+  assert.equal(pool.x.length, pool.values.inUse!.length);
+  assert.equal(html.includes('"holdMs"'), false);
+  assert.equal(html.includes('"extra"'), false);
+});
+
+test('a run without published resources renders as it did: the same charts, columns and data', () => {
+  const analysis = analysisOf();
+  const html = page(analysis);
+  const data = JSON.parse(/id="report-data">([\s\S]*?)<\/script>/.exec(html)![1]!) as {
+    charts: unknown[];
+    runs: Record<string, unknown>[];
+  };
+  assert.deepEqual(data.charts, JSON.parse(JSON.stringify(REPORT_CHARTS)));
+  assert.deepEqual(Object.keys(data.runs[0]!).sort(), ['bands', 'label', 'runId', 't0', 'values', 'x']);
+  assert.deepEqual(
+    reportTable(analysis).columns.map((c) => c.key),
+    REPORT_COLUMNS.map((c) => c.key),
+  );
+  assert.doesNotMatch(html, /Resources the service publishes|first-limit"|data-col="resource:/);
 });
