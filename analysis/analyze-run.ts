@@ -288,6 +288,7 @@ export async function analyze(options: {
     clientRampEndS: drainRow?.window?.startS ?? null,
     clientLoadEndS: lastRow?.window?.endS ?? null,
     clockOffsetS: clockOffsetS ?? 0,
+    resources: meters?.report.resources,
   });
   verdict.notes.push(...client.windows.notes, ...generatorNotes(rows), ...(meters?.notes ?? []));
   if (clockOffsetS !== null && Math.abs(clockOffsetS) >= 1) {

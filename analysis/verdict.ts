@@ -8,6 +8,7 @@ import { fmt } from './verdict/format.ts';
 import type { VerdictInputs } from './verdict/inputs.ts';
 import { littlesLawChecksOf, poolLittlesLaw } from './verdict/littles-law.ts';
 import { predictCeilings, predictionFinding } from './verdict/meter-limit.ts';
+import { meterTimeline } from './verdict/meter-timeline.ts';
 import { NEXT_LIMIT } from './verdict/next-limit.ts';
 import { collapseOf, overloadOf } from './verdict/overload.ts';
 import { findPlateau } from './verdict/plateau.ts';
@@ -81,10 +82,14 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
   if (littlesLaw?.disagreement) notes.push(`Little's Law disagrees: ${littlesLaw.disagreement}`);
 
   const safe = safeStepOf(rateRows, objectives);
-  // Recovery, from the server's per-second timeline, judged against the recovery rate's own level.
-  const recovery = recoveryFrom(inputs, rows, objectives.p95Ms, notes);
+  // Recovery, from the server's per-second timeline (or, for a service without one, the first
+  // limit's own published series), judged against the recovery rate's own level.
+  const timeline =
+    inputs.timeline.length > 0 ? inputs.timeline : meterTimeline(inputs.resources, limit.name, rows);
+  const timed = { ...inputs, timeline };
+  const recovery = recoveryFrom(timed, rows, objectives.p95Ms, notes);
   const { overload, backlog } = found
-    ? overloadOf(inputs, found.beyond, found.servedPerSec, collapse, recovery)
+    ? overloadOf(timed, found.beyond, found.servedPerSec, collapse, recovery)
     : { overload: 'not reached: no step went past the plateau', backlog: null };
   if (backlog?.drainPredicted) {
     notes.push(

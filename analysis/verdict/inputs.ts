@@ -1,6 +1,7 @@
 // What the verdict is decided from.
 import type {
   DatabaseInfo,
+  ResourceSeries,
   SaturationRow,
   ServiceSettings,
   TimelinePoint,
@@ -29,4 +30,9 @@ export interface VerdictInputs {
   clientLoadEndS?: number | null;
   /** Server clock minus client clock, s (0 when unknown): shifts client seconds onto the timeline. */
   clockOffsetS?: number;
+  /**
+   * The resources the service's meters showed, per second (resources.json): without a
+   * server timeline, the first limit's own series measures recovery and backlog.
+   */
+  resources?: ResourceSeries[];
 }
