@@ -35,6 +35,12 @@ export interface ChartSpec {
   caption: string;
   yLabel: string;
   y2Label?: string;
+  /**
+   * The right-hand axis reaches this multiple of its highest value (default 1.08, as the
+   * left's). A resource's wait time rises with its waiting callers, each the highest on its
+   * own axis: more room on the right keeps the two lines apart.
+   */
+  y2Headroom?: number;
   series: ChartSeriesSpec[];
   /** The chart of the resource the verdict named the first limit: drawn first and marked. */
   firstLimit?: boolean;
@@ -421,7 +427,7 @@ export function resourceCharts(runs: readonly RunSeries[]): ChartSpec[] {
       title: line.name,
       caption: resourceCaption(line, fields, unit),
       yLabel: fields.has('waiting') && line.kind !== 'cpu' ? `${unit}, callers` : unit,
-      ...(fields.has('waitMs') ? { y2Label: 'ms' } : {}),
+      ...(fields.has('waitMs') ? { y2Label: 'ms', y2Headroom: 1.5 } : {}),
       series,
       ...(first ? { firstLimit: true } : {}),
     };

@@ -1,13 +1,15 @@
 // report.html in a real browser: headless Chromium opens the report of a real small study.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { analyzePath, writeReport } from '../analysis/analyze-run.ts';
 import type { AnalysisResult, RunManifest } from '../contract/index.ts';
+import { writeJvmRun } from './fixtures/jvm-run.ts';
 import { plateau } from './helpers/cli.ts';
 import { SMALL_STUDY } from './helpers/small-study.ts';
 
@@ -100,11 +102,19 @@ test('the report of a real small study opens in Chromium: no errors, every chart
     canvas: boolean;
     colours: number;
   }[];
+  // The charts of plateau's own figures; the database's resources (pg_stat_activity, read by
+  // default) follow them, each in a chart of its own.
+  const own = charts.filter((c) => !c.id.startsWith('resource-'));
   assert.deepEqual(
-    charts.map((c) => c.id),
+    own.map((c) => c.id),
     ['throughput', 'latency', 'pool', 'waiting', 'cpu', 'generator'],
   );
-  for (const chart of charts) {
+  assert.deepEqual(
+    charts.slice(0, own.length).map((c) => c.id),
+    own.map((c) => c.id),
+    "the resources' charts come after plateau's own",
+  );
+  for (const chart of own) {
     assert.ok(chart.points > 0, `${chart.id}: has data`);
     assert.ok(chart.canvas, `${chart.id}: drawn on a canvas`);
     // Background, the step bands, grid, axes and at least one line.
@@ -181,4 +191,114 @@ test('plateau report on a directory that does not exist: the fix, exit 104', asy
   const result = await plateau(['report', missing]);
   assert.equal(result.code, 104);
   assert.match(result.stderr, /plateau: .*no-such-run does not exist\nhint: pass a run directory/);
+});
+
+test("a service's published meters in Chromium: a chart per resource, the first limit's first and marked, its column, the predicted ceilings", async (t) => {
+  if (!existsSync(CHROMIUM)) {
+    t.skip(`no Chromium at ${CHROMIUM}`);
+    return;
+  }
+  // A run directory made by hand (test/fixtures/jvm-run.ts: k6.csv, run.json, meters.ndjson of
+  // a JVM service whose HikariCP pool fills at 80/s), analysed as `plateau analyze` does.
+  const dir = join(out, 'jvm-run');
+  await writeJvmRun(dir, 'jvm-run');
+  const output = await analyzePath(dir);
+  assert.equal(output.analysis.verdict.firstLimit.name, 'hikaricp pool orders');
+  const { page, problems } = await open(join(dir, 'report.html'));
+  const charts = (await page.evaluate(CHARTS_DRAWN)) as { id: string; points: number; colours: number }[];
+  assert.deepEqual(
+    charts.map((c) => c.id),
+    ['throughput', 'latency', 'generator', 'resource-0', 'resource-1', 'resource-2'],
+    "no GET /steps: plateau's own pool, waiting and CPU charts give way to the resources'",
+  );
+  for (const chart of charts) {
+    assert.ok(chart.points > 0, `${chart.id}: has data`);
+    assert.ok(chart.colours >= 4, `${chart.id}: the canvas is not blank (${chart.colours} colours)`);
+  }
+  const first = (await page.evaluate(`(() => {
+    const figure = document.querySelector('#resources + p + .charts figure');
+    return { id: figure.id, marked: figure.classList.contains('first-limit'), title: figure.querySelector('h3').textContent };
+  })()`)) as { id: string; marked: boolean; title: string };
+  assert.deepEqual(first, {
+    id: 'figure-resource-0',
+    marked: true,
+    title: 'hikaricp pool orders first limit',
+  });
+  // Hover the pool's chart near its right edge, in the 80/s step: the legend reads that second.
+  const over = (await page.$('#chart-resource-0 .u-over'))!;
+  await over.scrollIntoView();
+  const box = (await over.boundingBox())!;
+  await page.mouse.move(box.x + box.width * 0.95, box.y + box.height / 2);
+  // uPlot fills its legend on the next frame after the cursor moves.
+  await page.waitForFunction(
+    `document.querySelector('#chart-resource-0 .u-legend .u-value').textContent !== '--'`,
+  );
+  const legend = (await page.evaluate(
+    `[...document.querySelectorAll('#chart-resource-0 .u-legend .u-series')].map((tr) => [tr.querySelector('.u-label').textContent, tr.querySelector('.u-value').textContent])`,
+  )) as [string, string][];
+  assert.ok(['17', '18', '19'].includes(legend[0]![1]), `a second of the 80/s step: ${legend[0]}`);
+  assert.deepEqual(legend.slice(1), [
+    ['in use', '4'],
+    ['capacity', '4'],
+    ['waiting', '12'],
+    ['wait ms', '212.5'],
+  ]);
+  const cpuLegend = (await page.evaluate(
+    `[...document.querySelectorAll('#chart-resource-2 .u-legend .u-label')].map((e) => e.textContent)`,
+  )) as string[];
+  assert.deepEqual(cpuLegend, ['second', 'cores busy', 'cores']);
+
+  const columns = (await page.evaluate(
+    `[...document.querySelectorAll('table.saturation thead th')].filter((th) => th.dataset.col.startsWith('resource:')).map((th) => [th.dataset.col, th.className, th.textContent])`,
+  )) as [string, string, string][];
+  assert.deepEqual(columns, [
+    ['resource:hikaricp pool orders', 'sat', 'hikaricp pool ordersfirst limit'],
+    ['resource:executor http', 'flat', 'executor httpflat'],
+    ['resource:process cpu', 'flat', 'process cpuflat'],
+  ]);
+  const rows = (await page.evaluate(TABLE_ROWS)) as { step: string; saturated: string[] }[];
+  assert.deepEqual(
+    rows.map((r) => [r.step, r.saturated]),
+    [
+      ['r020', []],
+      ['r040', []],
+      ['r060', []],
+      ['r080', ['resource:hikaricp pool orders']],
+    ],
+  );
+  // The verdict block says what record.txt says.
+  const record = await readFile(join(dir, 'record.txt'), 'utf8');
+  const line = (name: string) => new RegExp(`^${name}: +(.*)$`, 'm').exec(record)![1];
+  const shown = (await page.evaluate(
+    `[document.getElementById('predicted').textContent, document.getElementById('scale-on').textContent]`,
+  )) as string[];
+  assert.deepEqual(shown, [line('predicted'), line('scale on')]);
+  assert.match(shown[0]!, /^hikaricp pool orders 64\/s, /);
+  await page.screenshot({ path: join(shots, 'resources.png'), fullPage: true });
+  console.log(`# screenshot of a report with published resources: ${join(shots, 'resources.png')}`);
+  assert.deepEqual(problems, []);
+});
+
+test('plateau report reads resources.json from the run directory, and makes it again from meters.ndjson without one', async () => {
+  const dir = join(out, 'jvm-report');
+  await writeJvmRun(dir, 'jvm-report');
+  await analyzePath(dir);
+  const charted = async () => {
+    const html = await readFile(await writeReport([dir]), 'utf8');
+    return [
+      ...html.matchAll(
+        /<h3>([^<]+?)(?: <span class="limit-tag">first limit<\/span>)?<\/h3>\s*<div class="chart" id="chart-resource-/g,
+      ),
+    ].map((m) => m[1]);
+  };
+  const expected = ['hikaricp pool orders', 'executor http', 'process cpu'];
+  // Without the meters, resources.json alone gives the charts.
+  await unlink(join(dir, 'meters.ndjson'));
+  assert.deepEqual(await charted(), expected);
+  // Without resources.json (and without meters) there are none, and nothing fails.
+  await unlink(join(dir, 'resources.json'));
+  assert.deepEqual(await charted(), []);
+  // An older analysis with meters.ndjson but no resources.json: they are made again from the meters.
+  await writeJvmRun(dir, 'jvm-report');
+  assert.deepEqual(await charted(), expected);
 });
