@@ -50,11 +50,13 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
   if (rateRows.length === 0) notes.push('no rate steps (r<rate> tags): no plateau can be found');
 
   const found = findPlateau(rateRows, criteria);
-  const ceilings = rateRows[0]
-    ? [...stepsCeilings(rateRows[0], settings), ...predictCeilings(rateRows[0])].sort(
-        (a, b) => a.ceilingPerSec - b.ceilingPerSec,
-      )
-    : [];
+  // Ceilings predicted from the steps below the plateau (all of them without one; the first
+  // when the plateau is the first step).
+  const below = (found ? rateRows.slice(0, found.index) : rateRows).filter((r) => !r.invalid);
+  const predictFrom = below.length > 0 ? below : rateRows.slice(0, 1);
+  const ceilings = [...stepsCeilings(predictFrom, settings), ...predictCeilings(predictFrom)].sort(
+    (a, b) => a.ceilingPerSec - b.ceilingPerSec,
+  );
   const limit: LimitFinding = found
     ? firstLimitOf({ ...inputs, criteria }, found, ceilings, notes)
     : {

@@ -157,8 +157,9 @@ test('the resources that were not full are listed flat with their figures', () =
 test('predicted ceilings come from the first step, lowest first, and the run is checked against them', () => {
   const verdict = decideVerdict(inputs(cases[0]!.rows));
   const names = verdict.prediction!.ceilings.map((c) => `${c.name} ${c.ceilingPerSec}`);
-  // pool: 4 ÷ (1 ÷ 20) = 80/s; cpu: 2 ÷ (0.2 ÷ 20) = 200/s; threads: 8 ÷ (1.05 ÷ 20) ≈ 152/s.
-  assert.deepEqual(names, ['hikaricp pool orders 80', 'executor http 152.4', 'process cpu 200']);
+  // From r020 and r060, weighted by what each served (Σ in use ÷ Σ served):
+  // pool 4 ÷ ((1 + 3) ÷ 80) = 80/s; threads 8 ÷ ((1.05 + 3.2) ÷ 80) ≈ 150.6/s; cpu 2 ÷ ((0.2 + 0.5) ÷ 80) ≈ 228.6/s.
+  assert.deepEqual(names, ['hikaricp pool orders 80', 'executor http 150.6', 'process cpu 228.6']);
   assert.match(
     verdict.prediction!.finding,
     /predicted first: hikaricp pool orders at 80\/s; the run found it at 79\/s \(99% of the prediction\)/,

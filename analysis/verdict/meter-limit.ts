@@ -31,24 +31,40 @@ export function judgeResources(
 }
 
 /**
- * Each resource's ceiling predicted at the first rate step by Little's Law: capacity ÷
- * what one request held of it. Lowest first; resources whose figures give no hold time
- * (queues, unknown capacity, nothing served) are left out.
+ * Each resource's ceiling predicted by Little's Law from the steps below the plateau (`rows`):
+ * capacity ÷ what one request held of it, the hold averaged over those steps weighted by the
+ * requests each served (a once-a-second reading of "in use" is a sample: one step of a few
+ * seconds at a low rate is mostly 0s and 1s). Lowest first; resources whose figures give no
+ * hold time (queues, unknown capacity, nothing served) are left out.
  */
-export function predictCeilings(baseline: SaturationRow): PredictedCeiling[] {
+export function predictCeilings(rows: SaturationRow[]): PredictedCeiling[] {
+  const byId = new Map<string, { last: ResourceStepFigures; holdTimesServed: number; served: number }>();
+  for (const row of rows) {
+    const served = row.servedPerSec * row.seconds;
+    for (const f of row.resources ?? []) {
+      // The database's connection slots are held by pools for as long as the pools live, not
+      // per request: they bound connections, not throughput.
+      if (f.role === 'database' && f.kind === 'slots') continue;
+      const hold = RESOURCE_KIND_RULES[f.kind].holdPerRequest(f, row.servedPerSec);
+      const entry = byId.get(f.id) ?? { last: f, holdTimesServed: 0, served: 0 };
+      entry.last = f;
+      if (hold !== null && hold > 0 && served > 0) {
+        entry.holdTimesServed += hold * served;
+        entry.served += served;
+      }
+      byId.set(f.id, entry);
+    }
+  }
   const ceilings: PredictedCeiling[] = [];
-  for (const f of baseline.resources ?? []) {
-    // The database's connection slots are held by pools for as long as the pools live, not
-    // per request: they bound connections, not throughput.
-    if (f.role === 'database' && f.kind === 'slots') continue;
-    const hold = RESOURCE_KIND_RULES[f.kind].holdPerRequest(f, baseline.servedPerSec);
-    if (hold === null || hold <= 0 || f.capacity === null || f.capacity <= 0) continue;
+  for (const { last, holdTimesServed, served } of byId.values()) {
+    if (served <= 0 || last.capacity === null || last.capacity <= 0) continue;
+    const hold = holdTimesServed / served;
     ceilings.push({
-      name: f.name,
-      role: f.role,
-      capacity: f.capacity,
+      name: last.name,
+      role: last.role,
+      capacity: last.capacity,
       holdSecondsPerRequest: Math.round(hold * 1e6) / 1e6,
-      ceilingPerSec: Math.round((f.capacity / hold) * 10) / 10,
+      ceilingPerSec: Math.round((last.capacity / hold) * 10) / 10,
     });
   }
   return ceilings.sort((a, b) => a.ceilingPerSec - b.ceilingPerSec);
@@ -100,7 +116,8 @@ export function meterLimit(
 /**
  * Queues last: a queue is where the excess waits for what drains it (its workers, their
  * pool, the CPU), so it is named only when nothing that serves was full. Then the lower
- * predicted ceiling (unless within CEILINGS_TIE), then deeper on the request path.
+ * predicted ceiling; within CEILINGS_TIE of each other, a full CPU before what it slows, else
+ * the deeper on the request path.
  */
 function compareCandidates(
   a: ResourceStepFigures,
@@ -110,13 +127,18 @@ function compareCandidates(
   if ((a.kind === 'queue') !== (b.kind === 'queue')) return a.kind === 'queue' ? 1 : -1;
   const ca = ceilingOf.get(a.name);
   const cb = ceilingOf.get(b.name);
-  if (ca !== undefined && cb !== undefined && Math.abs(ca - cb) > CEILINGS_TIE * Math.min(ca, cb))
-    return ca - cb;
+  const oneIsCpu = (a.kind === 'cpu') !== (b.kind === 'cpu');
+  if (ca !== undefined && cb !== undefined) {
+    if (Math.abs(ca - cb) > CEILINGS_TIE * Math.min(ca, cb)) return ca - cb;
+    // A tie with a full CPU: the other's hold time is mostly waiting for the CPU.
+    if (oneIsCpu) return a.kind === 'cpu' ? -1 : 1;
+    return b.position - a.position;
+  }
   if (ca !== undefined && cb === undefined && b.kind === 'cpu') return -1;
   if (cb !== undefined && ca === undefined && a.kind === 'cpu') return 1;
   // A CPU is shared by everything on the path: without ceilings, a full resource that is
   // not the CPU is the more specific answer.
-  if ((a.kind === 'cpu') !== (b.kind === 'cpu')) return a.kind === 'cpu' ? 1 : -1;
+  if (oneIsCpu) return a.kind === 'cpu' ? 1 : -1;
   return b.position - a.position;
 }
 

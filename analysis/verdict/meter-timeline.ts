@@ -3,10 +3,13 @@ import type { ResourceSeries, SaturationRow, TimelinePoint } from '../../contrac
 
 /**
  * The first limit's own seconds as timeline points, so that recovery and the backlog are
- * measured on the resource that limited (its waiting callers; a queue's depth) as they are
- * on plateau's own pool. Each second is labelled with the step whose window (the client's
- * clock, the same host's as the meters') holds it. Empty when the resource has no waiting
- * figure (a CPU: nothing queues in it), or none is named.
+ * measured on the resource that limited as they are on plateau's own pool. Its waiting in a
+ * second is the most callers waiting at it or at any resource in front of it on the request
+ * path (its waiting callers, a queue's depth): behind a full pool the excess queues in the
+ * threads' queue, not at the pool (the most, not the sum: an executor's waiting tasks are its
+ * queue's depth too). Each second is labelled with the step whose window (the client's clock,
+ * the same host's as the meters') holds it. Empty when the resource has no waiting figure (a
+ * CPU: nothing queues in it), or none is named.
  */
 export function meterTimeline(
   resources: ResourceSeries[] | undefined,
@@ -15,8 +18,16 @@ export function meterTimeline(
 ): TimelinePoint[] {
   const series = limitName ? resources?.find((r) => r.name === limitName) : undefined;
   if (!series || series.kind === 'cpu') return [];
-  const waitingOf = (s: ResourceSeries['seconds'][number]) => (series.kind === 'queue' ? s.inUse : s.waiting);
-  if (!series.seconds.some((s) => waitingOf(s) !== null)) return [];
+  const waitingIn = (r: ResourceSeries, s: ResourceSeries['seconds'][number]) =>
+    r.kind === 'queue' ? s.inUse : s.waiting;
+  if (!series.seconds.some((s) => waitingIn(series, s) !== null)) return [];
+  const inFront = (resources ?? []).filter((r) => r.kind !== 'cpu' && r.position <= series.position);
+  const waitingAt = new Map<number, number>();
+  for (const r of inFront)
+    for (const s of r.seconds) {
+      const w = waitingIn(r, s);
+      if (w !== null) waitingAt.set(s.t, Math.max(waitingAt.get(s.t) ?? 0, w));
+    }
   const windows = rows.filter((r) => r.window).map((r) => ({ step: r.step, ...r.window! }));
   const stepAt = (t: number) =>
     windows.find((w) => t + 0.5 >= w.startS && t + 0.5 < w.endS)?.step ??
@@ -28,8 +39,8 @@ export function meterTimeline(
     served: 0,
     shed: 0,
     checkedOutMean: s.inUse ?? 0,
-    waitingMean: waitingOf(s) ?? 0,
-    waitingMax: waitingOf(s) ?? 0,
+    waitingMean: waitingAt.get(s.t) ?? 0,
+    waitingMax: waitingAt.get(s.t) ?? 0,
     cpuPct: 0,
   }));
 }

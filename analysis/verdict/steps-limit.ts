@@ -144,20 +144,30 @@ function judgeRow(
 }
 
 /**
- * The ceilings of plateau's own pool and event loop, predicted at the first rate step by
- * Little's Law: the pool serves poolMax ÷ (mean checked out ÷ served) a second, and the one
- * event-loop thread 1 core ÷ (CPU-seconds per request). Empty without GET /steps figures.
+ * The ceilings of plateau's own pool and event loop, predicted by Little's Law from the steps
+ * below the plateau (`rows`): the pool serves poolMax ÷ (mean checked out ÷ served) a second,
+ * the one event-loop thread 1 core ÷ (CPU-seconds per request); each hold averaged over the
+ * steps weighted by the requests they served. Empty without GET /steps figures.
  */
-export function stepsCeilings(baseline: SaturationRow, settings: ServiceSettings | null): PredictedCeiling[] {
-  const s = baseline.server;
-  const served = baseline.servedPerSec;
-  if (!s || served <= 0) return [];
-  const ceilings: PredictedCeiling[] = [];
+export function stepsCeilings(rows: SaturationRow[], settings: ServiceSettings | null): PredictedCeiling[] {
   const poolMax = settings?.poolMax ?? null;
-  const checkedOut =
-    s.checkedOutMean ?? (s.checkedOutPct !== null && poolMax ? (s.checkedOutPct / 100) * poolMax : null);
-  if (poolMax && checkedOut && checkedOut > 0) {
-    const hold = checkedOut / served;
+  let served = 0;
+  let poolHeld = 0;
+  let cpuHeld = 0;
+  for (const row of rows) {
+    const s = row.server;
+    if (!s || row.servedPerSec <= 0) continue;
+    const checkedOut =
+      s.checkedOutMean ?? (s.checkedOutPct !== null && poolMax ? (s.checkedOutPct / 100) * poolMax : 0);
+    // Σ (held per second) × seconds ÷ Σ served: the mean hold per request over the steps.
+    poolHeld += checkedOut * row.seconds;
+    cpuHeld += (s.cpuPct / 100) * row.seconds;
+    served += row.servedPerSec * row.seconds;
+  }
+  if (served <= 0) return [];
+  const ceilings: PredictedCeiling[] = [];
+  if (poolMax && poolHeld > 0) {
+    const hold = poolHeld / served;
     ceilings.push({
       name: 'pool',
       role: 'pool',
@@ -166,8 +176,8 @@ export function stepsCeilings(baseline: SaturationRow, settings: ServiceSettings
       ceilingPerSec: round1(poolMax / hold),
     });
   }
-  if (s.cpuPct > 0) {
-    const hold = s.cpuPct / 100 / served;
+  if (cpuHeld > 0) {
+    const hold = cpuHeld / served;
     ceilings.push({
       name: 'cpu',
       role: 'cpu',
