@@ -1,15 +1,17 @@
 // Compiles and starts examples/jvm-service, a service plateau did not write (the JDK's HTTP
 // server, HikariCP, its meters under Micrometer's names), on Debian's jars, for suites about
 // "any service".
+
 import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { accessSync, constants, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { registerCleanup } from '../../harness/lifecycle.ts';
+import { isExecutable } from './processes.ts';
 
 const SOURCE_DIR = fileURLToPath(new URL('../../examples/jvm-service/src/', import.meta.url));
 const MAIN_CLASS = 'OrdersService';
@@ -72,24 +74,15 @@ export interface JvmServiceOptions {
   cpus?: string;
 }
 
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** `name` in JAVA_HOME/bin when JAVA_HOME is set, else the first on PATH; undefined when none. */
 function findTool(name: 'java' | 'javac'): string | undefined {
   const home = process.env.JAVA_HOME;
-  if (home) return executable(join(home, 'bin', name)) ? join(home, 'bin', name) : undefined;
+  if (home) return isExecutable(join(home, 'bin', name)) ? join(home, 'bin', name) : undefined;
   return (process.env.PATH ?? '')
     .split(delimiter)
     .filter(Boolean)
     .map((dir) => join(dir, name))
-    .find(executable);
+    .find(isExecutable);
 }
 
 function classpathOf(classesDir?: string): string {

@@ -1,7 +1,8 @@
 // Debian's pgbouncer in front of a PostgreSQL, and Debian's prometheus-pgbouncer-exporter
 // reading it, each on a free loopback port, for suites whose limit is pgbouncer's pool.
+
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { accessSync, constants, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { chown, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +10,7 @@ import { createInterface } from 'node:readline';
 import { request } from 'undici';
 import { freePort } from '../../harness/db/embedded-postgres.ts';
 import { registerCleanup } from '../../harness/lifecycle.ts';
+import { isExecutable } from './processes.ts';
 
 const PGBOUNCER_BIN = '/usr/sbin/pgbouncer';
 const EXPORTER_BIN = '/usr/bin/prometheus-pgbouncer-exporter';
@@ -45,24 +47,15 @@ export interface PgbouncerExporter {
   stop(): Promise<void>;
 }
 
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Null when pgbouncer and its exporter can be started here, else one line saying what is
  * missing, for a suite to print and skip with (`.ci/run` installs both).
  */
 export function pgbouncerAvailable(): string | null {
-  if (!executable(PGBOUNCER_BIN)) return `no ${PGBOUNCER_BIN}: apt-get install pgbouncer`;
-  if (!executable(EXPORTER_BIN)) return `no ${EXPORTER_BIN}: apt-get install prometheus-pgbouncer-exporter`;
+  if (!isExecutable(PGBOUNCER_BIN)) return `no ${PGBOUNCER_BIN}: apt-get install pgbouncer`;
+  if (!isExecutable(EXPORTER_BIN)) return `no ${EXPORTER_BIN}: apt-get install prometheus-pgbouncer-exporter`;
   const python = exporterPython();
-  if (!executable(python)) return `no ${python}, the interpreter ${EXPORTER_BIN} names`;
+  if (!isExecutable(python)) return `no ${python}, the interpreter ${EXPORTER_BIN} names`;
   if (userInfo().uid === 0 && spawnSync('id', ['-u', UNPRIVILEGED_USER]).status !== 0) {
     return `running as root and there is no '${UNPRIVILEGED_USER}' user for pgbouncer to switch to`;
   }

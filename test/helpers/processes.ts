@@ -1,5 +1,5 @@
-// Finding processes by command line, to prove nothing was left running.
-import { readdirSync, readFileSync } from 'node:fs';
+// Finding processes by command line, to prove nothing was left running; whether a tool can run.
+import { accessSync, constants, readdirSync, readFileSync } from 'node:fs';
 
 /** PIDs of live processes whose command line contains `needle`. */
 export function processesMatching(needle: string): number[] {
@@ -42,4 +42,14 @@ export function childCommandLines(pid: number): string[][] {
     }
   }
   return lines;
+}
+
+/** Whether `path` exists and this process may execute it (a suite's check for a tool it needs). */
+export function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }

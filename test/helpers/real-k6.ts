@@ -1,27 +1,19 @@
 // Finds a real k6 and runs a script on it and on the embedded engine, one after the other,
 // with the same arguments, collecting what each wrote.
+
 import { execFileSync, spawn } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { parse } from 'csv-parse/sync';
 import { PLATEAU_BIN } from './cli.ts';
+import { isExecutable } from './processes.ts';
 import { sharedPath } from './shared-fixtures.ts';
 
 /** A k6 found for the suite: its path and `k6 version` line. */
 export interface RealK6 {
   bin: string;
   version: string;
-}
-
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**
@@ -37,7 +29,7 @@ export function findRealK6(): RealK6 | string {
         sharedPath(join('k6', 'k6')),
         ...(process.env.PATH ?? '').split(delimiter).map((dir) => join(dir, 'k6')),
       ].filter((c): c is string => c !== undefined);
-  const bin = candidates.find(executable);
+  const bin = candidates.find(isExecutable);
   if (!bin) {
     return fromEnv
       ? `K6_BIN=${fromEnv} is not an executable file`
