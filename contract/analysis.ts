@@ -2,6 +2,7 @@
 // CI scripts read verdict.plateau.servedPerSec, verdict.firstLimit.resource,
 // verdict.safeLimit.ratePerSec and verdict.recovery.seconds.
 import type { ResourceRole, ResourceStepFigures } from './resources.ts';
+import type { RunEnding } from './run-manifest.ts';
 import type { SweepRow, SweepVerdict } from './sweep.ts';
 
 /** Requests that did not succeed, by class. */
@@ -111,6 +112,13 @@ export interface SaturationRow {
     expired?: Record<string, number>;
     /** Requests that found every limit full (pool at max, queue at its cap). */
     saturated?: number;
+    /** 503s the service gave this step's requests because something they needed was unavailable, by reason (`database`). */
+    unavailable?: Record<string, number>;
+    /**
+     * Time the database was unreachable while the step was current, ms (absent when the
+     * service does not watch its database). Above 0 the row is not evidence (`invalid`).
+     */
+    databaseDownMs?: number;
     /**
      * Queries the service completed per second in the step's window, whether or not their
      * caller still waited: the work done (null when the service does not report it).
@@ -122,8 +130,14 @@ export interface SaturationRow {
    * PostgreSQL's views), over the step's window; absent when no meter source was read.
    */
   resources?: ResourceStepFigures[];
-  /** The row is not valid evidence (the generator failed to deliver the load). */
+  /** The row is not valid evidence (the generator failed to deliver the load, the run ended during it). */
   invalid: string | null;
+  /**
+   * The run ended during this step: it holds fewer than 90 % of the requests its plan sent
+   * (`plannedRequests`, from run.json's rates, hold and ramp). Such a row is never judged
+   * (it neither follows nor plateaus); absent on every other row.
+   */
+  cutShort?: { plannedRequests: number };
 }
 
 /**
@@ -222,6 +236,11 @@ export interface Verdict {
     failureRate: number | null;
     jittered: boolean;
     fromRun: string | null;
+    /**
+     * The run ended before a step above this one could be judged: the limit is at least
+     * this rate, and how far above it is not known (absent when the run completed).
+     */
+    atLeast?: boolean;
   };
   overload: string;
   /** What happened to the load past the plateau when it was queued rather than refused. */
@@ -275,4 +294,9 @@ export interface AnalysisResult {
   criteria?: VerdictCriteria;
   table: SaturationRow[];
   verdict: Verdict;
+  /**
+   * How the run ended when it did not complete (run.json's `ended`, or what its status
+   * says), with the rows that stand as evidence; absent for a completed run or a bare file.
+   */
+  ended?: RunEnding & { rowsStanding: string[] };
 }

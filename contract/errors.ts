@@ -13,6 +13,14 @@ export const ERROR_CODES = {
   CHILD_FAILED: 'PLATEAU_CHILD_FAILED',
   /** The run was interrupted by SIGINT/SIGTERM. */
   INTERRUPTED: 'PLATEAU_INTERRUPTED',
+  /** The service under test died during a study. */
+  SERVICE_DIED: 'PLATEAU_SERVICE_DIED',
+  /** The database plateau started for a study died during it. */
+  DATABASE_DIED: 'PLATEAU_DATABASE_DIED',
+  /** The load generator died during a study. */
+  GENERATOR_DIED: 'PLATEAU_GENERATOR_DIED',
+  /** The disk holding the run directory filled. */
+  DISK_FULL: 'PLATEAU_DISK_FULL',
 } as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
@@ -24,6 +32,10 @@ const EXIT_CODE_OF: Record<ErrorCode, ExitCode> = {
   [ERROR_CODES.INTERRUPTED]: EXIT_CODES.interrupted,
   [ERROR_CODES.DATABASE]: EXIT_CODES.failure,
   [ERROR_CODES.CHILD_FAILED]: EXIT_CODES.failure,
+  [ERROR_CODES.SERVICE_DIED]: EXIT_CODES.serviceDied,
+  [ERROR_CODES.DATABASE_DIED]: EXIT_CODES.databaseDied,
+  [ERROR_CODES.GENERATOR_DIED]: EXIT_CODES.generatorDied,
+  [ERROR_CODES.DISK_FULL]: EXIT_CODES.diskFull,
 };
 
 /** One problem found while validating configuration, with the way out. */

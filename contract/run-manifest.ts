@@ -1,5 +1,6 @@
 // run.json: everything about how a run was made, each value with where it came from.
 import type { DatabaseInfo } from './database.ts';
+import type { EndingReason } from './exit-codes.ts';
 import type { DeclaredResource, MeterSourceStatus, ResourceKind, ResourceRole } from './resources.ts';
 
 /** Where a configuration value came from. */
@@ -81,6 +82,18 @@ export interface StudyRequest {
   expectStatus: string | null;
 }
 
+/**
+ * How a run ended, written once when it ends (contract/exit-codes.ts `RUN_ENDINGS` gives the
+ * status and exit code of each reason).
+ */
+export interface RunEnding {
+  reason: EndingReason;
+  /** What happened, in words: `the statement service died (killed by SIGKILL)`. */
+  detail: string;
+  /** The step the load was in when the run ended; null when it ended before the load began. */
+  atStep: string | null;
+}
+
 /** The `run.json` of a run directory. */
 export interface RunManifest {
   kind: 'plateau.run';
@@ -105,8 +118,16 @@ export interface RunManifest {
   database: DatabaseInfo | null;
   versions: { node: string; plateau: string; gitCommit: string | null };
   machine: { cpus: number; memoryMb: number; platform: string };
-  /** The step the run was in when it ended early, if it did. */
+  /**
+   * The step the load is in, rewritten as each step begins (so a run whose plateau process
+   * itself was killed still says how far it got); at the end, the step it ended in.
+   */
   reachedStep: string | null;
+  /**
+   * Why and where the run ended; absent while it runs, and in runs written before it was
+   * recorded (their `status` and last warning say what is known).
+   */
+  ended?: RunEnding;
   exitCode: number | null;
   warnings: string[];
   /** The run this one repeats with more VUs because that one dropped starts. */

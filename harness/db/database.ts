@@ -13,6 +13,19 @@ export interface Database {
   dataDir?: string;
   /** Stops an embedded cluster and deletes its directory; a no-op for DATABASE_URL. */
   stop: () => Promise<void>;
+  /**
+   * Resolves when an embedded cluster's server process ends without `stop()` (killed, or
+   * crashed), with how; undefined for a DATABASE_URL, which plateau does not watch.
+   */
+  death?: Promise<DatabaseDeath>;
+}
+
+/** How a database plateau started ended on its own. */
+export interface DatabaseDeath {
+  /** `killed by SIGKILL`, `exit code 1`. */
+  how: string;
+  /** Its log's last lines. */
+  logTail: string;
 }
 
 /**

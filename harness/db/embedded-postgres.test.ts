@@ -1,7 +1,8 @@
 // The embedded cluster leaves nothing behind, however the process ends.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { processesMatching, waitFor } from '../../test/helpers/processes.ts';
@@ -81,4 +82,19 @@ test('the cluster reports its version and connection slots', async () => {
   } finally {
     await db.stop();
   }
+});
+
+test('a postmaster killed with SIGKILL: death says so, and stop() returns and deletes the directory', async () => {
+  const db = await startEmbeddedPostgres();
+  assert.ok(db.death, 'an embedded cluster is watched');
+  const dataDir = db.dataDir!;
+  // postmaster.pid's first line is the server's pid (PostgreSQL's own record of it).
+  const pid = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  process.kill(pid, 'SIGKILL');
+  const death = await db.death;
+  assert.equal(death.how, 'killed by SIGKILL');
+  assert.match(death.logTail, /ready to accept connections/);
+  // Before the fix stop() waited for an exit event that had already been emitted, forever.
+  await db.stop();
+  await assertNothingLeft(dataDir);
 });

