@@ -13,6 +13,7 @@ import {
   type MeterSourceStatus,
   PlateauError,
   type ResourcesReport,
+  type RunEnding,
   type RunManifest,
   type SaturationRow,
   SCHEMA_VERSIONS,
@@ -45,10 +46,12 @@ import {
 import { buildRunSeries, type SeriesSources } from './report-series.ts';
 import { attachResources } from './resources/attach-resources.ts';
 import { resourcesFromScrapes } from './resources/resource-series.ts';
+import { CompleteSeconds, endingOf, markCutShort, rowsStanding } from './run-ending.ts';
 import { buildSaturationTable, offeredFromTag } from './saturation-table.ts';
 import type { ClientSecond } from './second-series.ts';
 import { clientsFromTag, DRAIN_SECONDS } from './step-tags.ts';
 import { DEFAULT_CRITERIA, decideVerdict } from './verdict.ts';
+import { WholeLines } from './whole-lines.ts';
 
 /** Client files a run directory may hold, in order of preference. */
 export const CLIENT_FILES = ['k6.csv.gz', 'k6.csv', 'k6.ndjson.gz', 'k6.ndjson', 'k6.json.gz', 'k6.json'];
@@ -119,8 +122,10 @@ export async function loadReportAssets(): Promise<ReportAssets> {
 /**
  * Opens a file as text, through gunzip when it ends in `.gz`: the one place analysis opens
  * a client file, so the readers below take streams. A file that cannot be opened is named.
+ * A gzip file cut short (its writer was killed before closing it) is read to its last
+ * whole line, and `onCut` is told why it ended; that is not an error.
  */
-export async function openText(path: string): Promise<Readable> {
+export async function openText(path: string, onCut?: (why: string) => void): Promise<Readable> {
   const source = createReadStream(path);
   await new Promise<void>((resolve, reject) => {
     source.once('open', () => resolve());
@@ -133,18 +138,39 @@ export async function openText(path: string): Promise<Readable> {
       ),
     );
   });
-  return path.endsWith('.gz') ? source.pipe(createGunzip()) : source;
+  if (!path.endsWith('.gz')) return source;
+  const gunzip = createGunzip();
+  const lines = new WholeLines();
+  // A stream that ends mid-member errors here; nothing downstream would ever end otherwise.
+  gunzip.once('error', (error) => {
+    onCut?.(error.message);
+    lines.cutOff();
+  });
+  source.once('error', (error) => {
+    onCut?.(error.message);
+    lines.cutOff();
+  });
+  source.pipe(gunzip).pipe(lines);
+  return lines;
 }
 
 /** Reads any k6 output file (CSV or NDJSON, plain or .gz) into the aggregator. */
 export async function readClientFile(path: string, onSample: (s: ClientSample) => void): Promise<ReadStats> {
   const name = basename(path).replace(/\.gz$/, '');
+  let cut: string | undefined;
+  const onCut = (why: string) => {
+    cut ??= why;
+  };
+  let stats: ReadStats;
   if (name.endsWith('.csv'))
-    return readK6Csv(await openText(path), onSample, { metrics: CLIENT_METRICS, name: path });
-  if (name.endsWith('.json') || name.endsWith('.ndjson')) return readK6Ndjson(await openText(path), onSample);
-  throw new PlateauError(ERROR_CODES.INPUT, `${path} is neither k6 CSV nor NDJSON output`, {
-    hint: 'pass a file written with --out csv=FILE or --out json=FILE (.csv, .ndjson or .json, optionally .gz)',
-  });
+    stats = await readK6Csv(await openText(path, onCut), onSample, { metrics: CLIENT_METRICS, name: path });
+  else if (name.endsWith('.json') || name.endsWith('.ndjson'))
+    stats = await readK6Ndjson(await openText(path, onCut), onSample);
+  else
+    throw new PlateauError(ERROR_CODES.INPUT, `${path} is neither k6 CSV nor NDJSON output`, {
+      hint: 'pass a file written with --out csv=FILE or --out json=FILE (.csv, .ndjson or .json, optionally .gz)',
+    });
+  return cut === undefined ? stats : { ...stats, cut };
 }
 
 async function readJson<T>(path: string, kind: string): Promise<T | undefined> {
@@ -222,12 +248,18 @@ export async function analyze(options: {
   // count, a histogram, a min/max or a per-second maximum, so the order does not matter.
   const clientFiles = typeof options.clientFile === 'string' ? [options.clientFile] : options.clientFile;
   const readStats: ReadStats = { rows: 0, skipped: 0, nulBytes: 0 };
+  // A run that ended early wrote only part of its last second: that second is left out.
+  const ending = endingOf(manifest);
+  const complete = ending ? new CompleteSeconds((s) => aggregator.add(s)) : undefined;
   for (const file of clientFiles) {
-    const stats = await readClientFile(file, (s) => aggregator.add(s));
+    const stats = await readClientFile(file, complete ? (s) => complete.add(s) : (s) => aggregator.add(s));
     readStats.rows += stats.rows;
     readStats.skipped += stats.skipped;
     readStats.nulBytes += stats.nulBytes;
+    if (stats.cut !== undefined) readStats.cut ??= `${basename(file)}: ${stats.cut}`;
   }
+  const lastSecond = complete?.close();
+  const endingNotes = ending ? endedNotes(readStats, lastSecond) : [];
   const closedPlan = manifest?.load.model === 'closed';
   const client = aggregator.close(
     manifest && !closedPlan
@@ -244,6 +276,7 @@ export async function analyze(options: {
     : undefined;
   const generatorNotes = generator ? useGeneratorCpu(client.cpuPctBySecond, generator) : () => [];
   const rows = buildSaturationTable(client, server, manifest, { steady: options.steady === true });
+  if (ending && manifest) markCutShort(rows, manifest.load);
   const meters = options.meterFile ? await readResources(options.meterFile, manifest) : undefined;
   if (meters) attachResources(rows, meters.report.resources);
   const closed =
@@ -262,9 +295,10 @@ export async function analyze(options: {
       clientFiles,
       readStats,
       criteria,
-      notes: [...client.windows.notes, ...generatorNotes(rows)],
+      notes: [...endingNotes, ...client.windows.notes, ...generatorNotes(rows)],
       generator,
       resources: meters?.report,
+      ending,
     });
   }
   const clockOffsetS = clockOffset(rows, server);
@@ -289,8 +323,14 @@ export async function analyze(options: {
     clientLoadEndS: lastRow?.window?.endS ?? null,
     clockOffsetS: clockOffsetS ?? 0,
     resources: meters?.report.resources,
+    ended: ending ?? null,
   });
-  verdict.notes.push(...client.windows.notes, ...generatorNotes(rows), ...(meters?.notes ?? []));
+  verdict.notes.push(
+    ...endingNotes,
+    ...client.windows.notes,
+    ...generatorNotes(rows),
+    ...(meters?.notes ?? []),
+  );
   if (clockOffsetS !== null && Math.abs(clockOffsetS) >= 1) {
     verdict.notes.push(
       `the client's and the server's clocks differ by about ${Math.round(clockOffsetS * 10) / 10} s (from when each saw the steps begin): each side's windows use its own clock, and recovery shifts the client's seconds to match`,
@@ -369,6 +409,7 @@ export async function analyze(options: {
     criteria,
     table: rows,
     verdict,
+    ...(ending ? { ended: { ...ending, rowsStanding: rowsStanding(rows) } } : {}),
   };
   const compiled = await loadTemplates();
   return {
@@ -381,6 +422,20 @@ export async function analyze(options: {
     manifest,
     resources: meters?.report,
   };
+}
+
+/** What the reader of a run that ended early must know of its client file. */
+function endedNotes(stats: ReadStats, lastSecond: { second: number; samples: number } | undefined): string[] {
+  const notes: string[] = [];
+  if (stats.cut !== undefined)
+    notes.push(
+      `${stats.cut}: the file ends mid-stream (its writer was stopped before closing it); it was read to its last whole line`,
+    );
+  if (lastSecond)
+    notes.push(
+      `the client data is analysed up to its last complete second: the ${lastSecond.samples} samples of ${new Date(lastSecond.second * 1000).toISOString().slice(11, 19)} UTC, the second the run ended in, are left out`,
+    );
+  return notes;
 }
 
 /**
@@ -448,12 +503,18 @@ async function analyzeSweep(input: {
   notes: string[];
   generator: GeneratorCpuReport | undefined;
   resources: ResourcesReport | undefined;
+  /** How the run ended when it did not complete. */
+  ending: RunEnding | undefined;
 }): Promise<AnalysisOutput> {
   const { rows, client, manifest, server, readStats } = input;
   const load = manifest?.load;
   const recoveryVus = load?.recoveryVus ?? null;
   const recoveryRow = rows.find((r) => r.step === 'recovery');
-  const sweep = sweepRows(rows, recoveryVus);
+  // A level the run ended during is not a level of the sweep (the table keeps it, marked).
+  const sweep = sweepRows(
+    rows.filter((r) => !r.cutShort),
+    recoveryVus,
+  );
   const verdict = decideSweep(sweep, {
     recoveryVus,
     deadlineMs: load?.timeoutSeconds !== undefined ? load.timeoutSeconds * 1000 : null,
@@ -491,6 +552,7 @@ async function analyzeSweep(input: {
     table: rows,
     verdict: sweepAsVerdict(verdict, notes),
     sweep: { rows: sweep, verdict },
+    ...(input.ending ? { ended: { ...input.ending, rowsStanding: rowsStanding(rows) } } : {}),
   };
   const templates = await loadSweepTemplates();
   return {

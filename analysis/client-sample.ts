@@ -23,6 +23,11 @@ export interface ReadStats {
   skipped: number;
   /** Bytes of NUL removed before parsing. */
   nulBytes: number;
+  /**
+   * Why the file ended mid-stream (a gzip file whose writer was killed): it was read to its
+   * last whole line. Absent for a file that ended as written.
+   */
+  cut?: string;
 }
 
 /**

@@ -97,6 +97,7 @@ function runView(run: ReportRun, confirmedBy: string | undefined) {
   // record.txt's fields in its order; `predicted` and `scale on` only where the verdict has them.
   const record = fields
     ? [
+        ['run', fields.run],
         ['service', fields.service],
         ['workload', fields.workload],
         ['first limit', fields.firstLimit],
@@ -121,6 +122,8 @@ function runView(run: ReportRun, confirmedBy: string | undefined) {
     service: fields ? String(fields.service) : (manifest?.target ?? ''),
     workload: fields ? String(fields.workload) : '',
     plan: words(manifest),
+    // A run that did not complete says so before anything else (record.txt's first line).
+    ended: fields?.run ? String(fields.run) : null,
     headline: fields
       ? String(fields.firstLimit)
       : `goodput peak ${analysis.sweep?.verdict.summary ?? 'unknown'} (record below)`,

@@ -81,6 +81,7 @@ export function renderSweepRecord(
     : 'closed (levels of clients; no run.json)';
   const v = sweep.verdict;
   return templates.record({
+    run: common.run,
     service: common.service,
     workload: common.workload,
     model,

@@ -4,6 +4,7 @@
 import { basename } from 'node:path';
 import Handlebars from 'handlebars';
 import type { AnalysisResult, ResourceStepFigures, RunManifest, SaturationRow } from '../contract/index.ts';
+import { runLine } from './run-ending.ts';
 
 /** The compiled templates of `record.txt` and `table.md`. */
 export interface Templates {
@@ -212,8 +213,9 @@ export function recordFields(
         ? requestWords(request)
         : `${manifest?.target ?? 'target unknown'}`;
   const plateau = v.plateau;
-  const safe = v.safeLimit;
+  const ended = analysis.ended;
   return {
+    run: ended ? runLine(ended, analysis.table) : null,
     service: manifest
       ? service
         ? `statement-api, 1 replica, ${settings}`
@@ -233,12 +235,7 @@ export function recordFields(
           ? `${v.evidence.saturated.join(', ') || 'nothing saturated'}; flat: ${v.evidence.flat.join(', ') || 'nothing'}`
           : 'no server-side evidence',
     confirmedBy: confirmedBy ?? 'not yet confirmed (plateau confirm <run-dir> --set …)',
-    safeLimit:
-      safe.ratePerSec === null && !analysis.table.some((r) => r.offeredPerSec !== null)
-        ? 'not judged: the run has no rate steps (a check, or requests without step tags)'
-        : safe.ratePerSec === null
-          ? `none: even the first step missed p95 < ${analysis.objectives.p95Ms} ms or failures < ${analysis.objectives.failRate * 100}%`
-          : `${safe.ratePerSec}/s${safe.jittered ? ' with jittered arrivals' : ''}${safe.fromRun ? ` (from run ${safe.fromRun})` : ''} (p95 ${num(safe.p95Ms)} ms, ${num((safe.failureRate ?? 0) * 100, 2)}% failures)`,
+    safeLimit: safeLimitWords(analysis),
     overload: v.overload,
     recovery: v.recovery.summary,
     database: v.database?.summary ?? 'slots unknown (no database facts in run.json)',
@@ -248,6 +245,24 @@ export function recordFields(
       : null,
     notes: v.notes,
   };
+}
+
+/** The safe limit in words: the rate and its figures, or why there is none, or that it is only a floor. */
+function safeLimitWords(analysis: AnalysisResult): string {
+  const safe = analysis.verdict.safeLimit;
+  const ended = analysis.ended;
+  const rateRows = analysis.table.filter((r) => r.offeredPerSec !== null);
+  if (safe.ratePerSec === null && rateRows.length === 0)
+    return 'not judged: the run has no rate steps (a check, or requests without step tags)';
+  if (safe.ratePerSec === null && ended && !rateRows.some((r) => !r.cutShort))
+    return `not known: the run ended during ${ended.atStep ?? 'its start'} before any step could be judged`;
+  if (safe.ratePerSec === null)
+    return `none: even the first step missed p95 < ${analysis.objectives.p95Ms} ms or failures < ${analysis.objectives.failRate * 100}%`;
+  const figures = `(p95 ${num(safe.p95Ms)} ms, ${num((safe.failureRate ?? 0) * 100, 2)}% failures)`;
+  const rate = `${safe.ratePerSec}/s${safe.jittered ? ' with jittered arrivals' : ''}${safe.fromRun ? ` (from run ${safe.fromRun})` : ''}`;
+  if (safe.atLeast)
+    return `at least ${rate} ${figures}: the run ended before a step above it could be judged, so how far above it the limit is, is not known`;
+  return `${rate} ${figures}`;
 }
 
 /** `executor http 38.5/s, hikaricp pool orders 80/s; <finding>`: the ceilings in order, then what the run found. */

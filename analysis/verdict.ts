@@ -40,14 +40,16 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
   const notes: string[] = [];
   const changed = criteriaChanges(criteria);
   if (changed.length > 0) notes.push(`judged by criteria other than the defaults: ${changed.join('; ')}`);
-  const rateRows = rows.filter((r) => r.offeredPerSec !== null);
+  // A step the run ended during is not evidence of anything: it is left out of every rule.
+  const rateRows = rows.filter((r) => r.offeredPerSec !== null && !r.cutShort);
+  const ended = inputs.ended ?? null;
   const hasServer = rateRows.some((r) => r.server !== null);
   const hasResources = rateRows.some((r) => (r.resources?.length ?? 0) > 0);
   if (!hasServer && !hasResources)
     notes.push(
       'no server side (GET /steps or published meters): resources are not attributed, only the client side is analysed',
     );
-  if (rateRows.length === 0) notes.push('no rate steps (r<rate> tags): no plateau can be found');
+  if (rateRows.length === 0 && !ended) notes.push('no rate steps (r<rate> tags): no plateau can be found');
 
   const found = findPlateau(rateRows, criteria);
   // Ceilings predicted from the steps below the plateau (all of them without one; the first
@@ -59,15 +61,17 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
   );
   const limit: LimitFinding = found
     ? firstLimitOf({ ...inputs, criteria }, found, ceilings, notes)
-    : {
-        resource: 'none',
-        summary:
-          rateRows.length > 0
-            ? `no plateau within the steps run (served followed offered up to ${rateRows.at(-1)!.offeredPerSec}/s)`
-            : 'no rate steps',
-        saturated: [],
-        flat: [],
-      };
+    : ended
+      ? { resource: 'inconclusive', summary: unknownLimit(ended, rateRows), saturated: [], flat: [] }
+      : {
+          resource: 'none',
+          summary:
+            rateRows.length > 0
+              ? `no plateau within the steps run (served followed offered up to ${rateRows.at(-1)!.offeredPerSec}/s)`
+              : 'no rate steps',
+          saturated: [],
+          flat: [],
+        };
   const collapse = found ? collapseOf(found.beyond, found.servedPerSec) : { collapsed: false, words: '' };
 
   const poolMax = settings?.poolMax ?? null;
@@ -92,7 +96,12 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
   const recovery = recoveryFrom(timed, rows, objectives.p95Ms, notes);
   const { overload, backlog } = found
     ? overloadOf(timed, found.beyond, found.servedPerSec, collapse, recovery)
-    : { overload: 'not reached: no step went past the plateau', backlog: null };
+    : {
+        overload: ended
+          ? 'not known: the run ended before a step went past a plateau'
+          : 'not reached: no step went past the plateau',
+        backlog: null,
+      };
   if (backlog?.drainPredicted) {
     notes.push(
       'the backlog had not drained when the run ended: the drain time is a prediction, backlog ÷ (plateau − recovery rate)',
@@ -125,15 +134,31 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
       : {}),
     scaling: found ? scalingOf(limit, found) : null,
     littlesLaw,
-    safeLimit: safeLimitOf(safe, inputs.jittered === true),
+    safeLimit: {
+      ...safeLimitOf(safe, inputs.jittered === true),
+      // Every step that stands met the objectives: the steps above were never judged.
+      ...(ended && safe && safe === rateRows.at(-1) ? { atLeast: true } : {}),
+    },
     overload,
     backlog,
     recovery,
     database: databaseSlots(inputs, poolMax),
     littlesLawChecks,
-    nextLimit: NEXT_LIMIT[limit.resource],
+    nextLimit:
+      ended && !found
+        ? `not known until a study runs to its end (this one ended during ${ended.atStep ?? 'its start'}: ${ended.detail})`
+        : NEXT_LIMIT[limit.resource],
     notes,
   };
+}
+
+/** The first limit of a run that ended before any plateau: what is known, and what is not. */
+function unknownLimit(ended: NonNullable<VerdictInputs['ended']>, rateRows: SaturationRow[]): string {
+  const standing = rateRows.filter((r) => !r.invalid);
+  const where = ended.atStep ? ` during ${ended.atStep}` : '';
+  if (standing.length === 0)
+    return `not known: the run ended${where} (${ended.detail}) before any step stood`;
+  return `not known: the run ended${where} (${ended.detail}); served followed offered up to ${standing.at(-1)!.offeredPerSec}/s, the last step that stands`;
 }
 
 /** The first limit's name as the ceilings name it (`pool`, `cpu` for plateau's own), or undefined when none was named. */

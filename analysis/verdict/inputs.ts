@@ -2,6 +2,7 @@
 import type {
   DatabaseInfo,
   ResourceSeries,
+  RunEnding,
   SaturationRow,
   ServiceSettings,
   TimelinePoint,
@@ -35,4 +36,9 @@ export interface VerdictInputs {
    * server timeline, the first limit's own series measures recovery and backlog.
    */
   resources?: ResourceSeries[];
+  /**
+   * How the run ended when it did not complete: rows it cut short (`cutShort`) are left out,
+   * and what the steps it never ran would have shown is said to be not known.
+   */
+  ended?: RunEnding | null;
 }
