@@ -20,6 +20,16 @@ export const SHED_REASONS = ['queue', 'timeout', 'admission'] as const;
 export type ShedReason = (typeof SHED_REASONS)[number];
 
 /**
+ * Why a request was answered 503 + Retry-After for want of something it depends on, not for
+ * overload: `database`, the database was unreachable (refused connections, ended sessions)
+ * when the request needed it. Kept apart from SHED_REASONS because a shed is the service
+ * protecting its capacity, and analysis reads sheds as overload; a dependency's absence says
+ * nothing about capacity, and a step that met it is not evidence about capacity at all.
+ */
+export const UNAVAILABLE_REASONS = ['database'] as const;
+export type UnavailableReason = (typeof UNAVAILABLE_REASONS)[number];
+
+/**
  * Why a request was answered 504 (its caller's deadline had passed, or would before the
  * answer, so the work would be read by nobody): `wait`, the deadline passed while it waited
  * for a connection; `budget`, what was left of it was shorter than the work still to do.
@@ -108,6 +118,16 @@ export interface StepBucket {
   /** Requests answered 504 because their deadline had passed, by reason (absent before deadlines existed). */
   expired?: Partial<Record<ExpireReason, number>>;
   /**
+   * Requests answered 503 because something they needed was unavailable, by reason (absent
+   * from services that do not report it). Not in `sheds`: not a refusal for overload.
+   */
+  unavailable?: Partial<Record<UnavailableReason, number>>;
+  /**
+   * Time the database was unreachable while this step was current, ms (absent from services
+   * that do not watch their database). Any time here makes the step no evidence of capacity.
+   */
+  databaseDownMs?: number;
+  /**
    * Requests that found every limit full: the pool at its max and its wait queue at its cap
    * (absent before it was reported; always 0 with an unbounded queue, which is never full).
    */
@@ -144,6 +164,13 @@ export interface TimelinePoint {
   expired?: number;
   /** Whether the admission gate was busy at the end of this second (absent without a gate). */
   admissionBusy?: boolean;
+  /**
+   * Milliseconds of this second the database was unreachable, 0–1000 (absent from services
+   * that do not watch their database).
+   */
+  databaseDownMs?: number;
+  /** Requests answered 503 in this second because the database was unreachable (absent likewise). */
+  unavailable?: number;
   checkedOutMean: number;
   waitingMean: number;
   waitingMax: number;
@@ -209,4 +236,9 @@ export interface ServerLiveReport {
   saturated?: number;
   /** The admission gate's state now; absent when the service has no gate. */
   admission?: 'normal' | 'busy';
+  /**
+   * Whether the service can reach its database now (`down`: it answers 503 reason
+   * `database`); absent when the service does not watch its database.
+   */
+  database?: 'up' | 'down';
 }

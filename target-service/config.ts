@@ -54,6 +54,11 @@ export interface ServiceConfig {
   admissionLowMs: number;
   /** How often the gate reads the event-loop delay, ms. */
   admissionSampleMs: number;
+  /**
+   * While the database is unreachable, how often the service tries a connection of its own
+   * to find out whether it is back, ms (requests are answered 503 at once meanwhile).
+   */
+  databaseProbeMs: number;
 }
 
 /** The defaults, and the single place they are written down. */
@@ -78,6 +83,7 @@ export const SERVICE_DEFAULTS: ServiceConfig = {
   admissionHighMs: 40,
   admissionLowMs: 10,
   admissionSampleMs: 250,
+  databaseProbeMs: 250,
 };
 
 type IntSetting = { key: keyof ServiceConfig; env: string; min: number; max: number; what: string };
@@ -136,6 +142,13 @@ const INT_SETTINGS: IntSetting[] = [
     min: 10,
     max: 60_000,
     what: 'how often the gate reads',
+  },
+  {
+    key: 'databaseProbeMs',
+    env: 'DATABASE_PROBE_MS',
+    min: 10,
+    max: 60_000,
+    what: 'database down: probe every, ms',
   },
 ];
 

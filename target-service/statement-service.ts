@@ -27,6 +27,13 @@ const STAND_IN_QUERY =
 const DRAIN_TIMEOUT_MS = 30_000;
 
 /**
+ * How long one probe of an unreachable database may take (connect, authenticate,
+ * `SELECT 1`), ms. Requests never wait for a probe, so it can be generous: a busy machine's
+ * SCRAM handshake must not read as an absent database.
+ */
+const PROBE_TIMEOUT_MS = 1000;
+
+/**
  * How long the work after the query (CPU_MS, render, gzip) takes, ms: an exponentially
  * weighted mean (α = 0.1) of what it took, so the deadline check counts it too.
  */
@@ -77,9 +84,18 @@ export async function startStatementService(
     // Keep connections open between steps: reconnecting would be measured as load.
     idleTimeoutMillis: 0,
   });
-  pool.on('error', (error) =>
-    log(`level=error event=pool_client_error message=${JSON.stringify(error.message)}`),
-  );
+  // Errors of connections nobody is using: pg-pool has removed the client already. Unhandled,
+  // an 'error' event would end the process; here it is logged and may mean the database left.
+  let onDatabaseError: (error: Error) => void = () => undefined;
+  pool.on('error', (error) => {
+    log(`level=error event=pool_client_error message=${JSON.stringify(error.message)}`);
+    onDatabaseError(error);
+  });
+  // A checked-out client has no listener of pg-pool's: when the database goes away under a
+  // running query, the client emits 'error' (after failing the query) and, unheard, that
+  // would crash the process. The query's own rejection answers the request; this only tells
+  // the breaker.
+  pool.on('connect', (client) => client.on('error', (error) => onDatabaseError(error)));
   await warm(pool, config.poolMax);
 
   const instrumentation = new StepInstrumentation({
@@ -133,7 +149,9 @@ export async function startStatementService(
                 },
         }
       : {}),
+    database: { probeIntervalMs: config.databaseProbeMs, probe: () => probeDatabase(databaseUrl) },
   });
+  onDatabaseError = (error) => instrumentation.databaseFailed(error);
 
   const renderEstimate = new RenderEstimate();
   const handle = (req: IncomingMessage, res: ServerResponse) => {
@@ -239,6 +257,12 @@ async function serveStatement(
     renderEstimate.observe(performance.now() - start);
     return gzipped;
   };
+  // The database is known to be unreachable: answer at once, before any work (the breaker
+  // probes it and lets requests through again once it answers).
+  if (!instrumentation.databaseAvailable(trace)) {
+    unavailable(res);
+    return;
+  }
   let body = config.renderFirst ? render() : undefined;
 
   if (config.shed && pool.waitingCount >= config.queueMax) {
@@ -251,6 +275,11 @@ async function serveStatement(
   } catch (error) {
     if (config.shed && isAcquireTimeout(error)) {
       refuse(res, trace, instrumentation, 'timeout');
+      return;
+    }
+    // A new connection refused or cut: the database is away, which is not this request's fault.
+    if (instrumentation.databaseFailed(error, trace)) {
+      unavailable(res);
       return;
     }
     throw error;
@@ -280,6 +309,11 @@ async function serveStatement(
   } catch (error) {
     // A failed connection must not go back to the pool.
     client.release(error instanceof Error ? error : new Error(String(error)));
+    // The session ended under the query (a shutdown's 57P01, a dropped socket).
+    if (instrumentation.databaseFailed(error, trace)) {
+      unavailable(res);
+      return;
+    }
     throw error;
   }
   body ??= render();
@@ -300,6 +334,33 @@ function refuse(
 ) {
   instrumentation.shed(trace, reason);
   sendJson(res, 503, { error: 'overloaded', reason }, { 'retry-after': RETRY_AFTER_SECONDS });
+}
+
+/** Answers 503 for want of the database; the refusal is recorded by the caller. */
+function unavailable(res: ServerResponse): void {
+  if (res.headersSent || res.destroyed) return;
+  sendJson(res, 503, { error: 'unavailable', reason: 'database' }, { 'retry-after': RETRY_AFTER_SECONDS });
+}
+
+/**
+ * One probe of the database on a connection of its own, outside the pool (so the pool's
+ * figures and wait queue do not see it): connect, `SELECT 1`, close, within
+ * PROBE_TIMEOUT_MS. Rejects with what it met.
+ */
+async function probeDatabase(databaseUrl: string): Promise<void> {
+  const client = new pg.Client({
+    connectionString: databaseUrl,
+    connectionTimeoutMillis: PROBE_TIMEOUT_MS,
+    query_timeout: PROBE_TIMEOUT_MS,
+  });
+  // Its failure is the probe's answer, given by connect() or query(); the event must not crash.
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }
 
 /**

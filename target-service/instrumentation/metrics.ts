@@ -1,8 +1,9 @@
 // Prometheus series for the pool and the HTTP layer (prom-client).
 import type pg from 'pg';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { EXPIRE_REASONS, SHED_REASONS } from '../../contract/index.ts';
+import { EXPIRE_REASONS, SHED_REASONS, UNAVAILABLE_REASONS } from '../../contract/index.ts';
 import type { AdmissionGate } from './admission-gate.ts';
+import type { DatabaseBreaker } from './database-breaker.ts';
 
 /** The limits the service was configured with, exported beside the figures they bound. */
 export interface MetricLimits {
@@ -10,6 +11,8 @@ export interface MetricLimits {
   /** null: the wait queue is unbounded. */
   queueMax: number | null;
   gate?: AdmissionGate | undefined;
+  /** The database's circuit breaker, when the service has one. */
+  breaker?: DatabaseBreaker | undefined;
 }
 
 /** The Prometheus registry and series one instrumented service exposes at `/metrics`. */
@@ -18,6 +21,9 @@ export class ServiceMetrics {
   readonly saturated: Counter;
   readonly shed: Counter<'reason'>;
   readonly expired: Counter<'reason'>;
+  readonly unavailable: Counter<'reason'>;
+  /** With a breaker only: without one nobody watches for outages. */
+  readonly outages: Counter | undefined;
   readonly requestDuration: Histogram<'status'>;
   readonly admissionTransitions: Counter<'to'>;
 
@@ -86,6 +92,31 @@ export class ServiceMetrics {
         });
       }
     }
+    const breaker = limits.breaker;
+    if (breaker) {
+      new Gauge({
+        name: 'db_unreachable',
+        help: 'Whether the service finds its database unreachable now (1: requests are answered 503 reason database; 0: reachable).',
+        registers,
+        collect() {
+          this.set(breaker.state === 'down' ? 1 : 0);
+        },
+      });
+    }
+    this.unavailable = new Counter({
+      name: 'http_requests_unavailable_total',
+      help: 'Requests answered 503 + Retry-After because something they needed was unavailable, by reason (database: unreachable). Not overload: see http_requests_shed_total.',
+      labelNames: ['reason'],
+      registers,
+    });
+    if (breaker) for (const reason of UNAVAILABLE_REASONS) this.unavailable.inc({ reason }, 0);
+    this.outages = breaker
+      ? new Counter({
+          name: 'db_outages_total',
+          help: 'Times the database was found unreachable (each outage counts once, however long).',
+          registers,
+        })
+      : undefined;
     new Gauge({
       name: 'db_pool_connections_total',
       help: 'Connections the pool holds (idle and in use).',

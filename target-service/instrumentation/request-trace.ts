@@ -1,5 +1,5 @@
 // One request's passage through the service, recorded into its step bucket.
-import type { ExpireReason, ShedReason } from '../../contract/index.ts';
+import type { ExpireReason, ShedReason, UnavailableReason } from '../../contract/index.ts';
 
 /** What a trace reports to; implemented by the StepRecorder. */
 export interface TraceSink {
@@ -7,6 +7,7 @@ export interface TraceSink {
   recordQuery(trace: RequestTrace, durationMs: number): void;
   recordDatabase(trace: RequestTrace, durationMs: number): void;
   recordShed(trace: RequestTrace, reason: ShedReason): void;
+  recordUnavailable(trace: RequestTrace, reason: UnavailableReason): void;
   recordExpire(trace: RequestTrace, reason: ExpireReason): void;
   recordSaturated(trace: RequestTrace): void;
   recordFinish(trace: RequestTrace, status: number, handlerMs: number): void;
@@ -26,6 +27,7 @@ export class RequestTrace {
   readonly #sink: TraceSink;
   #finished = false;
   #shedReason: ShedReason | undefined;
+  #unavailable: UnavailableReason | undefined;
   #expired = false;
 
   constructor(sink: TraceSink, step: string, bucketRef: unknown, arrivedMs: number) {
@@ -60,14 +62,24 @@ export class RequestTrace {
 
   /** Marks the request as refused; call before answering 503. At most once. */
   shed(reason: ShedReason): void {
-    if (this.#finished || this.#shedReason) return;
+    if (this.#finished || this.#shedReason || this.#unavailable) return;
     this.#shedReason = reason;
     this.#sink.recordShed(this, reason);
   }
 
+  /**
+   * Marks the request as refused because something it needed was unavailable (the database
+   * was unreachable); call before answering 503. At most once, and never after a shed.
+   */
+  unavailable(reason: UnavailableReason): void {
+    if (this.#finished || this.#shedReason || this.#unavailable) return;
+    this.#unavailable = reason;
+    this.#sink.recordUnavailable(this, reason);
+  }
+
   /** Marks the request as expired (its caller's deadline passed); call before answering 504. At most once. */
   expire(reason: ExpireReason): void {
-    if (this.#finished || this.#shedReason || this.#expired) return;
+    if (this.#finished || this.#shedReason || this.#unavailable || this.#expired) return;
     this.#expired = true;
     this.#sink.recordExpire(this, reason);
   }
@@ -79,6 +91,11 @@ export class RequestTrace {
 
   get shedReason(): ShedReason | undefined {
     return this.#shedReason;
+  }
+
+  /** Why the request was refused for want of something, if it was. */
+  get unavailableReason(): UnavailableReason | undefined {
+    return this.#unavailable;
   }
 
   get finished(): boolean {

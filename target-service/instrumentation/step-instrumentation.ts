@@ -9,6 +9,13 @@ import {
   eventLoopDelaySignal,
   eventLoopUtilizationSignal,
 } from './admission-gate.ts';
+import {
+  DatabaseBreaker,
+  type DatabaseBreakerSettings,
+  type DatabaseProbe,
+  type DatabaseTransition,
+} from './database-breaker.ts';
+import { isDatabaseUnavailable } from './database-errors.ts';
 import { ServiceMetrics } from './metrics.ts';
 import { instrumentPool, type PoolProbe } from './pool-instrumentation.ts';
 import { type Clock, type ProcessProbe, systemLoopDelayMonitor } from './process-probe.ts';
@@ -37,6 +44,13 @@ export interface StepInstrumentationOptions {
    * it is busy, {@link StepInstrumentation.admit} refuses new requests.
    */
   admission?: AdmissionGateSettings & { signal: AdmissionSignalKind };
+  /**
+   * A circuit breaker on the database (see {@link DatabaseBreaker}): `probe` tries a
+   * connection of its own. With it, {@link StepInstrumentation.databaseAvailable} refuses
+   * requests while the database is unreachable, and `/steps`, the timeline, `/steps/live`,
+   * `/metrics` and the log report the outage. None by default.
+   */
+  database?: DatabaseBreakerSettings & { probe: DatabaseProbe };
 }
 
 /** HTTP status recorded when the client went away before the response was complete. */
@@ -47,6 +61,7 @@ const NOOP_SINK: TraceSink = {
   recordQuery() {},
   recordDatabase() {},
   recordShed() {},
+  recordUnavailable() {},
   recordExpire() {},
   recordSaturated() {},
   recordFinish() {},
@@ -73,6 +88,8 @@ export class StepInstrumentation {
   readonly enabled: boolean;
   /** The admission gate, when the service has one. */
   readonly gate: AdmissionGate | undefined;
+  /** The database's circuit breaker, when the service has one. */
+  readonly breaker: DatabaseBreaker | undefined;
   readonly #pool: pg.Pool;
   readonly #probe: PoolProbe | undefined;
   readonly #log: (line: string) => void;
@@ -80,6 +97,8 @@ export class StepInstrumentation {
   #saturatedTotal = 0;
   #lastSaturationLogMs = Number.NEGATIVE_INFINITY;
   #gateSignal: { close(): void } | undefined;
+  /** Refusals for want of the database since it was last found unreachable, for the log. */
+  #refusedSinceDown = 0;
 
   constructor(options: StepInstrumentationOptions) {
     this.enabled = options.enabled ?? true;
@@ -97,6 +116,10 @@ export class StepInstrumentation {
         })
       : undefined;
     this.gate = gate;
+    // Like the gate, the breaker protects the service whether or not it is measured.
+    this.breaker = options.database
+      ? new DatabaseBreaker(options.database, options.database.probe, (t) => this.#databaseTransition(t))
+      : undefined;
     this.recorder = new StepRecorder({
       service: options.service,
       settings: options.settings,
@@ -104,6 +127,7 @@ export class StepInstrumentation {
       ...(options.probe ? { probe: options.probe } : {}),
       ...(this.enabled ? { loopDelay: systemLoopDelayMonitor() } : {}),
       ...(gate ? { admission: () => gate.state } : {}),
+      watchesDatabase: this.breaker !== undefined,
     });
     if (this.enabled) {
       this.#probe = instrumentPool(options.pool, this.recorder, {
@@ -114,6 +138,7 @@ export class StepInstrumentation {
         poolMax: options.settings.poolMax,
         queueMax: options.settings.queueMax,
         gate,
+        breaker: this.breaker,
       });
       this.recorder.startTicking();
     }
@@ -136,6 +161,39 @@ export class StepInstrumentation {
     if (!this.gate || this.gate.admit()) return true;
     this.shed(trace, 'admission');
     return false;
+  }
+
+  /**
+   * Asks the database's breaker whether `trace`'s request may use the database. No breaker,
+   * or the database up: true. Down: the request is recorded as refused (reason `database`)
+   * and false is returned; answer 503 + Retry-After at once, before any work.
+   */
+  databaseAvailable(trace: RequestTrace): boolean {
+    if (!this.breaker || this.breaker.allow()) return true;
+    this.unavailable(trace);
+    return false;
+  }
+
+  /**
+   * Reports an error from the database: from `trace`'s request (its `pool.connect()` or
+   * query), or from no request (a pool client's `'error'` event). When it means the
+   * database is out of reach (`isDatabaseUnavailable`), the request is recorded as refused
+   * for the database, the breaker probes, and true is returned: answer 503 + Retry-After.
+   * False for any other error, which is the caller's to handle (a defect: 500).
+   */
+  databaseFailed(error: unknown, trace?: RequestTrace): boolean {
+    if (!isDatabaseUnavailable(error)) return false;
+    if (trace) this.unavailable(trace);
+    this.breaker?.suspect();
+    return true;
+  }
+
+  /** Records a refusal for want of the database (before answering 503 + Retry-After). */
+  unavailable(trace: RequestTrace): void {
+    this.#refusedSinceDown++;
+    if (!this.enabled) return;
+    trace.unavailable('database');
+    this.metrics!.unavailable.inc({ reason: 'database' });
   }
 
   /**
@@ -219,12 +277,33 @@ export class StepInstrumentation {
     this.metrics!.shed.inc({ reason });
   }
 
-  /** Stops the timeline tick and detaches from the pool. */
+  /** Stops the timeline tick, the gate's and the breaker's timers, and detaches from the pool. */
   close(): void {
+    this.breaker?.stop();
     this.recorder.stopTicking();
     this.#probe?.detach();
     this.gate?.stop();
     this.#gateSignal?.close();
+  }
+
+  /**
+   * The database went away or came back: one log line each way (the second with how long
+   * it was away and how many requests were refused meanwhile), the metrics, the recorder.
+   */
+  #databaseTransition(t: DatabaseTransition): void {
+    const ts = new Date(t.atMs).toISOString();
+    if (t.to === 'down') {
+      this.#refusedSinceDown = 0;
+      this.#log(
+        `ts=${ts} level=error event=database_unreachable error=${JSON.stringify(t.error ?? 'unknown')} probeEveryMs=${this.breaker?.settings.probeIntervalMs}`,
+      );
+      this.metrics?.outages?.inc();
+    } else {
+      this.#log(
+        `ts=${ts} level=info event=database_reachable downMs=${Math.round(t.downMs ?? 0)} refused=${this.#refusedSinceDown}`,
+      );
+    }
+    if (this.enabled) this.recorder.databaseState(t.to === 'down');
   }
 
   /** Counts a request that found the pool at its max and its wait queue at its cap. */

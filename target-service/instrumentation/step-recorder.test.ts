@@ -246,3 +246,58 @@ test("each closed second carries the p95 of its own responses' handler time, for
   steps.beginRequest('r040');
   assert.equal(steps.live().last?.handlerP95Ms, null, 'a second without responses has none');
 });
+
+test('the time the database was unreachable is integrated per step and per second, and refusals counted apart from sheds', () => {
+  const clock = new FakeClock();
+  clock.ms = 1_800_000_000_000; // on a second boundary
+  const steps = new StepRecorder({
+    service: 't',
+    settings,
+    clock,
+    probe: new FakeProbe(),
+    watchesDatabase: true,
+  });
+  steps.beginRequest('r020').finish(200);
+  clock.advance(400);
+  steps.databaseState(true); // unreachable from 0.4 s into r020 …
+  assert.equal(steps.live().database, 'down');
+  const refused = steps.beginRequest('r020');
+  refused.unavailable('database');
+  refused.shed('queue'); // a request refused once: the later shed is ignored
+  refused.finish(503);
+  clock.advance(1000);
+  steps.beginRequest('r040').unavailable('database'); // … through the start of r040 …
+  clock.advance(300);
+  steps.databaseState(false); // … for 1.3 s in all: 1.0 s of r020, 0.3 s of r040
+  clock.advance(1300);
+  steps.beginRequest('r040');
+  const report = steps.report();
+  const r020 = report.steps.find((s) => s.step === 'r020')!;
+  const r040 = report.steps.find((s) => s.step === 'r040')!;
+  assert.equal(r020.databaseDownMs, 1000);
+  assert.equal(r040.databaseDownMs, 300);
+  assert.deepEqual(r020.unavailable, { database: 1 });
+  assert.deepEqual(r020.sheds, { queue: 0, timeout: 0, admission: 0 }, 'not a shed');
+  assert.deepEqual(r040.unavailable, { database: 1 });
+  // Second 1: 0.6 s down (from 0.4 s); second 2: 0.7 s (to 1.7 s); second 3: up.
+  assert.deepEqual(
+    report.timeline.map((p) => [p.databaseDownMs, p.unavailable, p.shed]),
+    [
+      [600, 1, 0],
+      [700, 1, 0],
+      [0, 0, 0],
+    ],
+  );
+  assert.equal(steps.live().database, 'up');
+});
+
+test('a service that does not watch its database reports nothing about it', () => {
+  const { clock, steps } = recorder();
+  steps.beginRequest('r020');
+  clock.advance(1500);
+  const report = steps.report();
+  assert.equal(report.steps[0]!.databaseDownMs, undefined);
+  assert.equal(report.steps[0]!.unavailable, undefined);
+  assert.equal(report.timeline[0]!.databaseDownMs, undefined);
+  assert.equal(steps.live().database, undefined);
+});

@@ -6,6 +6,7 @@ import type {
   ServiceSettings,
   ShedReason,
   StepBucket,
+  UnavailableReason,
 } from '../../contract/index.ts';
 import { LatencyHistogram } from '../../lib/latency-histogram.ts';
 import { PoolWindow } from './pool-window.ts';
@@ -39,12 +40,22 @@ export interface StepRecorderOptions {
   loopDelay?: LoopDelayMonitor;
   /** The admission gate's state, when the service has one (for the timeline and `/steps/live`). */
   admission?: () => 'normal' | 'busy';
+  /**
+   * The service tells the recorder when its database is unreachable ({@link
+   * StepRecorder.databaseState}): the report then carries `databaseDownMs` and
+   * `unavailable` per step and per second, and `/steps/live` the state. Off by default: a
+   * service that does not watch its database must not report it as always reachable.
+   */
+  watchesDatabase?: boolean;
 }
 
 class Bucket {
   readonly requestsByStatus = new Map<number, number>();
   readonly sheds: Record<ShedReason, number> = { queue: 0, timeout: 0, admission: 0 };
   readonly expired: Record<ExpireReason, number> = { wait: 0, budget: 0 };
+  readonly unavailable: Record<UnavailableReason, number> = { database: 0 };
+  /** Time the database was unreachable while this step was current, ms. */
+  databaseDownMs = 0;
   saturated = 0;
   readonly wait = new LatencyHistogram();
   readonly query = new LatencyHistogram();
@@ -91,6 +102,7 @@ export class StepRecorder implements TraceSink {
   readonly #timelineSeconds: number;
   readonly #loopDelay: LoopDelayMonitor | undefined;
   readonly #admission: (() => 'normal' | 'busy') | undefined;
+  readonly #watchesDatabase: boolean;
   #saturatedTotal = 0;
   #buckets = new Map<string, Bucket>();
   #current: Bucket | undefined;
@@ -100,6 +112,8 @@ export class StepRecorder implements TraceSink {
   // The pool's state and when it last changed: it is a real fact, so reset() keeps it.
   #checkedOut = 0;
   #waiting = 0;
+  /** Whether the database is unreachable now: a real fact as well, kept by reset(). */
+  #databaseDown = false;
   #sinceMs: number;
   #tick: NodeJS.Timeout | undefined;
 
@@ -112,6 +126,7 @@ export class StepRecorder implements TraceSink {
     this.#timelineSeconds = options.timelineSeconds ?? 3600;
     this.#loopDelay = options.loopDelay;
     this.#admission = options.admission;
+    this.#watchesDatabase = options.watchesDatabase ?? false;
     this.#startedMs = this.#clock.now();
     this.#sinceMs = this.#startedMs;
     this.#currentMark = takeMark(this.#clock, this.#probe);
@@ -125,6 +140,7 @@ export class StepRecorder implements TraceSink {
       this.#clock,
       this.#probe,
       admission ? () => admission() === 'busy' : undefined,
+      this.#watchesDatabase,
     );
   }
 
@@ -167,6 +183,17 @@ export class StepRecorder implements TraceSink {
     this.#timeline.observe(checkedOut, waiting);
   }
 
+  /**
+   * The database became unreachable (`down` true) or reachable again. Its time unreachable
+   * is integrated exactly, like the pool's state, over the time each step was current and
+   * over each second of the timeline.
+   */
+  databaseState(down: boolean): void {
+    const now = this.#clock.now();
+    this.#advance(now);
+    this.#databaseDown = down;
+  }
+
   recordWait(trace: RequestTrace, durationMs: number): void {
     (trace.bucketRef as Bucket).wait.record(durationMs);
   }
@@ -198,6 +225,14 @@ export class StepRecorder implements TraceSink {
     this.#advance(now);
     this.#timeline.countShed(now);
     if (this.#current) this.#current.windowShed++;
+  }
+
+  /** A 503 for want of the database: counted apart from sheds, which are refusals for overload. */
+  recordUnavailable(trace: RequestTrace, reason: UnavailableReason): void {
+    (trace.bucketRef as Bucket).unavailable[reason]++;
+    const now = this.#clock.now();
+    this.#advance(now);
+    this.#timeline.countUnavailable(now);
   }
 
   recordFinish(trace: RequestTrace, status: number, handlerMs: number): void {
@@ -243,6 +278,9 @@ export class StepRecorder implements TraceSink {
         sheds: { ...b.sheds },
         expired: { ...b.expired },
         saturated: b.saturated,
+        ...(this.#watchesDatabase
+          ? { unavailable: { ...b.unavailable }, databaseDownMs: Math.round(b.databaseDownMs) }
+          : {}),
         waitMs: b.wait.summary(),
         queryMs: b.query.summary(),
         databaseMs: b.database.count > 0 ? b.database.summary() : null,
@@ -294,6 +332,9 @@ export class StepRecorder implements TraceSink {
       last: this.#timeline.last(),
       saturated: this.#saturatedTotal,
       ...(this.#admission ? { admission: this.#admission() } : {}),
+      ...(this.#watchesDatabase
+        ? { database: this.#databaseDown ? ('down' as const) : ('up' as const) }
+        : {}),
     };
   }
 
@@ -337,7 +378,15 @@ export class StepRecorder implements TraceSink {
   #advance(now: number): void {
     if (now <= this.#sinceMs) return;
     this.#current?.pool.add(now - this.#sinceMs, this.#checkedOut, this.#waiting);
-    this.#timeline.advance(this.#sinceMs, now, this.#checkedOut, this.#waiting, this.#current?.key ?? null);
+    if (this.#databaseDown && this.#current) this.#current.databaseDownMs += now - this.#sinceMs;
+    this.#timeline.advance(
+      this.#sinceMs,
+      now,
+      this.#checkedOut,
+      this.#waiting,
+      this.#current?.key ?? null,
+      this.#databaseDown,
+    );
     this.#sinceMs = now;
   }
 }

@@ -12,6 +12,10 @@ interface OpenSecond {
   shed: number;
   answered: number;
   expired: number;
+  /** Refusals for want of the database. */
+  unavailable: number;
+  /** Time the database was unreachable within this second, ms. */
+  databaseDownMs: number;
   /** p95 of the handler times of the responses it counted, set as it closes. */
   handlerP95Ms: number | null;
 }
@@ -32,26 +36,43 @@ export class Timeline {
   #open: OpenSecond | undefined;
   #cpuMark: ProcessMark;
   readonly #admissionBusy: (() => boolean) | undefined;
+  readonly #watchesDatabase: boolean;
   /** The open second's handler times. */
   readonly #handler = new CoarseHistogram();
 
   /**
    * `capacity` is the number of seconds kept (oldest dropped first); `admissionBusy`, when
-   * the service has an admission gate, tells each closing second whether it is busy.
+   * the service has an admission gate, tells each closing second whether it is busy;
+   * `watchesDatabase` adds each second's `databaseDownMs` and `unavailable`.
    */
-  constructor(capacity: number, clock: Clock, probe: ProcessProbe, admissionBusy?: () => boolean) {
+  constructor(
+    capacity: number,
+    clock: Clock,
+    probe: ProcessProbe,
+    admissionBusy?: () => boolean,
+    watchesDatabase = false,
+  ) {
     this.#capacity = capacity;
     this.#clock = clock;
     this.#probe = probe;
     this.#cpuMark = takeMark(clock, probe);
     this.#admissionBusy = admissionBusy;
+    this.#watchesDatabase = watchesDatabase;
   }
 
   /**
-   * Accounts for [fromMs, toMs) during which the pool held `checkedOut` and `waiting`,
-   * closing every second that ends inside the interval. `step` labels closed seconds.
+   * Accounts for [fromMs, toMs) during which the pool held `checkedOut` and `waiting` and
+   * the database was unreachable or not (`databaseDown`), closing every second that ends
+   * inside the interval. `step` labels closed seconds.
    */
-  advance(fromMs: number, toMs: number, checkedOut: number, waiting: number, step: string | null): void {
+  advance(
+    fromMs: number,
+    toMs: number,
+    checkedOut: number,
+    waiting: number,
+    step: string | null,
+    databaseDown = false,
+  ): void {
     const open = this.#openAt(fromMs);
     let from = fromMs;
     let slot = open;
@@ -59,6 +80,7 @@ export class Timeline {
     while (toMs >= (slot.t + 1) * 1000) {
       const boundary = (slot.t + 1) * 1000;
       slot.pool.add(boundary - from, checkedOut, waiting);
+      if (databaseDown) slot.databaseDownMs += Math.max(0, boundary - from);
       slot.handlerP95Ms = this.#takeHandlerP95();
       closed.push(slot);
       from = boundary;
@@ -68,6 +90,7 @@ export class Timeline {
       slot = this.#newSecond(nextT, checkedOut, waiting);
     }
     slot.pool.add(toMs - from, checkedOut, waiting);
+    if (databaseDown) slot.databaseDownMs += Math.max(0, toMs - from);
     this.#open = slot;
     if (closed.length > 0) this.#close(closed, step);
   }
@@ -91,6 +114,11 @@ export class Timeline {
   /** Counts a refusal in the open second (call after advancing to `nowMs`). */
   countShed(nowMs: number): void {
     this.#openAt(nowMs).shed++;
+  }
+
+  /** Counts a 503 for want of the database in the open second (call after advancing to `nowMs`). */
+  countUnavailable(nowMs: number): void {
+    this.#openAt(nowMs).unavailable++;
   }
 
   /** Counts an expiry (a 504 for a caller whose deadline had passed) in the open second. */
@@ -123,7 +151,17 @@ export class Timeline {
   #newSecond(t: number, checkedOut: number, waiting: number): OpenSecond {
     const pool = new PoolWindow();
     pool.observe(checkedOut, waiting);
-    return { t, pool, served: 0, shed: 0, answered: 0, expired: 0, handlerP95Ms: null };
+    return {
+      t,
+      pool,
+      served: 0,
+      shed: 0,
+      answered: 0,
+      expired: 0,
+      unavailable: 0,
+      databaseDownMs: 0,
+      handlerP95Ms: null,
+    };
   }
 
   /** The open second's p95 handler time, rounded to 0.1 ms (null without responses); empties the histogram. */
@@ -149,6 +187,9 @@ export class Timeline {
         answered: s.answered,
         expired: s.expired,
         ...(admissionBusy === undefined ? {} : { admissionBusy }),
+        ...(this.#watchesDatabase
+          ? { databaseDownMs: Math.round(s.databaseDownMs), unavailable: s.unavailable }
+          : {}),
         checkedOutMean: Math.round(s.pool.checkedOutMean * 1000) / 1000,
         waitingMean: Math.round(s.pool.waitingMean * 1000) / 1000,
         waitingMax: s.pool.waitingMax,
