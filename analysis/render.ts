@@ -4,6 +4,7 @@
 import { basename } from 'node:path';
 import Handlebars from 'handlebars';
 import type { AnalysisResult, ResourceStepFigures, RunManifest, SaturationRow } from '../contract/index.ts';
+import { databaseDownMsOf, isDatabaseOutageRow } from './database-outage.ts';
 import { runLine } from './run-ending.ts';
 
 /** The compiled templates of `record.txt` and `table.md`. */
@@ -57,13 +58,24 @@ export function rowCells(row: SaturationRow): Record<string, string> {
     dbP95: num(s?.databaseP95Ms),
     loopDelay: num(s?.loopDelayP95Ms),
     cpu: num(s?.cpuPct, 0),
+    dbDown: s?.databaseDownMs === undefined ? '–' : num(databaseDownMsOf(row) / 1000),
+    dbRefused: s?.unavailable === undefined ? '–' : String(s.unavailable.database ?? 0),
   };
+}
+
+/**
+ * Whether the tables show the database columns (`db down s`, `503 db`): only when the
+ * database was unreachable during some step, so the usual table keeps its shape.
+ */
+export function showsDatabaseColumns(rows: SaturationRow[]): boolean {
+  return rows.some(isDatabaseOutageRow);
 }
 
 /** The saturation table as Markdown, with the published resources' own table when a run has them. */
 export function renderTableMarkdown(templates: Templates, rows: SaturationRow[]): string {
   const resources = resourceNames(rows);
   return templates.table({
+    databaseColumns: showsDatabaseColumns(rows),
     rows: rows.map((r) => ({ ...rowCells(r), invalid: r.invalid })),
     invalidRows: rows.filter((r) => r.invalid).map((r) => ({ step: r.step, reason: r.invalid })),
     resources,
@@ -129,6 +141,12 @@ const TEXT_COLUMNS: [string, string][] = [
   ['cpu', 'CPU %'],
 ];
 
+/** The columns of a run whose database was away during some step. */
+const DATABASE_COLUMNS: [string, string][] = [
+  ['dbDown', 'db down s'],
+  ['dbRefused', '503 db'],
+];
+
 /** The columns of plateau's own GET /steps figures. */
 const SERVER_KEYS = new Set(['pool', 'waiting', 'waitP95', 'queryP95', 'dbP95', 'cpu']);
 
@@ -140,6 +158,7 @@ export function renderTableText(rows: SaturationRow[]): string {
   const resources = resourceNames(rows).slice(0, TEXT_RESOURCES);
   const columns: [string, string][] = [
     ...(hasServer ? TEXT_COLUMNS : TEXT_COLUMNS.filter(([key]) => !SERVER_KEYS.has(key))),
+    ...(showsDatabaseColumns(rows) ? DATABASE_COLUMNS : []),
     ...resources.map((name, i): [string, string] => [`resource${i}`, name]),
   ];
   const cells: Record<string, string>[] = rows.map((r) => ({
@@ -256,6 +275,8 @@ function safeLimitWords(analysis: AnalysisResult): string {
     return 'not judged: the run has no rate steps (a check, or requests without step tags)';
   if (safe.ratePerSec === null && ended && !rateRows.some((r) => !r.cutShort))
     return `not known: the run ended during ${ended.atStep ?? 'its start'} before any step could be judged`;
+  if (safe.ratePerSec === null && rateRows.every((r) => r.cutShort || isDatabaseOutageRow(r)))
+    return 'not known: the database was unreachable during every step that could be judged';
   if (safe.ratePerSec === null)
     return `none: even the first step missed p95 < ${analysis.objectives.p95Ms} ms or failures < ${analysis.objectives.failRate * 100}%`;
   const figures = `(p95 ${num(safe.p95Ms)} ms, ${num((safe.failureRate ?? 0) * 100, 2)}% failures)`;

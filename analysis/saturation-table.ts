@@ -8,6 +8,7 @@ import type {
   StepBucket,
 } from '../contract/index.ts';
 import { type ClientStep, type ClientSteps, totalFailures } from './client-steps.ts';
+import { databaseOutageReason } from './database-outage.ts';
 import { clientsFromTag, DRAIN_SECONDS, offeredFromTag } from './step-tags.ts';
 
 /** Generator health beyond which a row is not trusted as evidence about the service. */
@@ -82,6 +83,10 @@ export function buildSaturationTable(
     if (lag !== null && lag > GENERATOR_LIMITS.lagMs)
       reasons.push(`generator event-loop lag reached ${lag} ms`);
     if (cpu !== null && cpu >= GENERATOR_LIMITS.cpuPct) reasons.push(`generator CPU reached ${cpu}%`);
+    // What a step served while the database was away says nothing about capacity.
+    const databaseDownMs = bucket?.databaseDownMs ?? 0;
+    if (databaseDownMs > 0)
+      reasons.push(databaseOutageReason(databaseDownMs, bucket?.unavailable?.database ?? 0));
     const served = servedRate(step, bucket, server, client, rampSeconds, seconds);
     const window = step.window;
     const windowLatency = window && window.latency.count > 0 ? window.latency : null;
@@ -145,6 +150,10 @@ export function buildSaturationTable(
             sheds: { ...bucket.sheds },
             ...(bucket.expired ? { expired: { ...bucket.expired } as Record<string, number> } : {}),
             ...(bucket.saturated !== undefined ? { saturated: bucket.saturated } : {}),
+            ...(bucket.unavailable
+              ? { unavailable: { ...bucket.unavailable } as Record<string, number> }
+              : {}),
+            ...(bucket.databaseDownMs !== undefined ? { databaseDownMs: bucket.databaseDownMs } : {}),
             queriesPerSec:
               bucket.window?.queries !== undefined && bucket.window.ms >= 1000
                 ? round(bucket.window.queries / (bucket.window.ms / 1000))

@@ -2,6 +2,7 @@
 // is a rule of its own under verdict/ (plateau, first limit per resource kind, Little's Law,
 // safe limit, overload, recovery, scaling); this file puts them in order.
 import type { SaturationRow, Verdict } from '../contract/index.ts';
+import { databaseOutageNotes, isDatabaseOutageRow } from './database-outage.ts';
 import { criteriaChanges, DEFAULT_CRITERIA } from './verdict/criteria.ts';
 import { firstLimitOf } from './verdict/first-limit.ts';
 import { fmt } from './verdict/format.ts';
@@ -41,7 +42,11 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
   const changed = criteriaChanges(criteria);
   if (changed.length > 0) notes.push(`judged by criteria other than the defaults: ${changed.join('; ')}`);
   // A step the run ended during is not evidence of anything: it is left out of every rule.
-  const rateRows = rows.filter((r) => r.offeredPerSec !== null && !r.cutShort);
+  // So is a step the database was away for: what it served was the outage's doing, and a
+  // plateau read from it would name a resource for something that is not a capacity limit.
+  const outageRows = rows.filter((r) => r.offeredPerSec !== null && !r.cutShort && isDatabaseOutageRow(r));
+  const rateRows = rows.filter((r) => r.offeredPerSec !== null && !r.cutShort && !isDatabaseOutageRow(r));
+  notes.push(...databaseOutageNotes(inputs.timeline, rows));
   const ended = inputs.ended ?? null;
   const hasServer = rateRows.some((r) => r.server !== null);
   const hasResources = rateRows.some((r) => (r.resources?.length ?? 0) > 0);
@@ -49,7 +54,8 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
     notes.push(
       'no server side (GET /steps or published meters): resources are not attributed, only the client side is analysed',
     );
-  if (rateRows.length === 0 && !ended) notes.push('no rate steps (r<rate> tags): no plateau can be found');
+  if (rateRows.length === 0 && outageRows.length === 0 && !ended)
+    notes.push('no rate steps (r<rate> tags): no plateau can be found');
 
   const found = findPlateau(rateRows, criteria);
   // Ceilings predicted from the steps below the plateau (all of them without one; the first
@@ -67,8 +73,10 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
           resource: 'none',
           summary:
             rateRows.length > 0
-              ? `no plateau within the steps run (served followed offered up to ${rateRows.at(-1)!.offeredPerSec}/s)`
-              : 'no rate steps',
+              ? `no plateau within the steps run (served followed offered up to ${rateRows.at(-1)!.offeredPerSec}/s)${leftOutWords(outageRows)}`
+              : outageRows.length > 0
+                ? 'no plateau can be read: the database was unreachable during every rate step'
+                : 'no rate steps',
           saturated: [],
           flat: [],
         };
@@ -107,7 +115,7 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
       'the backlog had not drained when the run ended: the drain time is a prediction, backlog ÷ (plateau − recovery rate)',
     );
   }
-  const littlesLawChecks = littlesLawChecksOf(rows);
+  const littlesLawChecks = littlesLawChecksOf(rows.filter((r) => !isDatabaseOutageRow(r)));
   for (const check of littlesLawChecks.filter((c) => c.steady && !c.agrees)) {
     notes.push(
       `Little's Law disagrees at ${check.step} (${check.where}): ${fmt(check.measured)} in flight measured, ${fmt(check.predicted)} predicted (served × mean latency): check the instrumentation`,
@@ -159,6 +167,14 @@ function unknownLimit(ended: NonNullable<VerdictInputs['ended']>, rateRows: Satu
   if (standing.length === 0)
     return `not known: the run ended${where} (${ended.detail}) before any step stood`;
   return `not known: the run ended${where} (${ended.detail}); served followed offered up to ${standing.at(-1)!.offeredPerSec}/s, the last step that stands`;
+}
+
+/** `; r040 and r060 left out: the database was unreachable during them`, or '' without such rows. */
+function leftOutWords(outageRows: SaturationRow[]): string {
+  if (outageRows.length === 0) return '';
+  const steps = outageRows.map((r) => r.step);
+  const list = steps.length === 1 ? steps[0] : `${steps.slice(0, -1).join(', ')} and ${steps.at(-1)}`;
+  return `; ${list} left out: the database was unreachable during ${steps.length === 1 ? 'it' : 'them'}`;
 }
 
 /** The first limit's name as the ceilings name it (`pool`, `cpu` for plateau's own), or undefined when none was named. */

@@ -43,6 +43,13 @@ export function recoveryFrom(
         : 'not measured (no server timeline and no recovery step)',
     };
   }
+  // The queue and the latency of seconds without a database say nothing about recovery.
+  const downMs = after.reduce((sum, p) => sum + (p.databaseDownMs ?? 0), 0);
+  if (downMs > 0)
+    return {
+      seconds: null,
+      summary: `not judged: the database was unreachable for ${fmt(downMs / 1000, 1)} s after the ramp`,
+    };
   const start = after[0]!.t;
   const gaps = after.some((p, i) => i > 0 && p.t - after[i - 1]!.t > 1);
   if (gaps)
