@@ -3,10 +3,14 @@
 // while it is away, 200s once it is back, and the outage in /steps, the timeline, /metrics
 // and the log.
 import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import type { ServerLiveReport, ServerStepReport } from '../contract/index.ts';
+import type { AnalysisResult, RunManifest, ServerLiveReport, ServerStepReport } from '../contract/index.ts';
 import { loadServiceConfig } from '../target-service/config.ts';
 import { startStatementService } from '../target-service/statement-service.ts';
+import { plateau } from './helpers/cli.ts';
 import { fetchText } from './helpers/http.ts';
 import { type RestartablePostgres, startRestartablePostgres } from './helpers/restartable-postgres.ts';
 
@@ -208,3 +212,101 @@ test('PostgreSQL stopped (a fast shutdown) under load and started again: 503 rea
 
 test('PostgreSQL killed with SIGKILL under load and started again: the same, and no crash', () =>
   survivesOutage('kill'));
+
+// The smallest study (a 2-connection pool, 20 ms queries, ~80/s ceiling), with every step
+// below the ceiling: served follows offered throughout, unless something else stops it.
+test('a study through a database outage completes, marks the steps it touched as no evidence, notes it, and names no limit for it', async () => {
+  const out = await mkdtemp(join(tmpdir(), 'plateau-db-outage-'));
+  try {
+    let outage: Promise<void> | undefined;
+    let outageError: unknown;
+    const result = await plateau(
+      [
+        'run',
+        '--db',
+        db.url,
+        '--set',
+        'POOL_MAX=2',
+        '--set',
+        'QUERY_MS=20',
+        '--set',
+        'DATABASE_PROBE_MS=100',
+        '--steps',
+        '20,40,60',
+        '--hold',
+        '3',
+        '--ramp',
+        '1',
+        '--recovery',
+        '3',
+        '--recovery-rate',
+        '10',
+        '--json',
+        '--out',
+        out,
+      ],
+      {
+        onStart: (child) => {
+          // Without a terminal a step's last progress line is printed when the next step
+          // starts: "step r020 …" means r040 has begun. PostgreSQL is stopped then, and
+          // started again as soon as it is down.
+          let seen = '';
+          child.stderr!.on('data', (chunk: Buffer) => {
+            seen += chunk.toString();
+            if (!outage && /^step r020\b/m.test(seen))
+              outage = db
+                .stop()
+                .then(() => db.start())
+                .catch((error: unknown) => {
+                  outageError = error;
+                });
+          });
+        },
+      },
+    );
+    assert.ok(outage, `the study never reached r040:\n${result.stderr}`);
+    await outage;
+    if (outageError) throw outageError;
+    assert.equal(result.code, 0, result.stderr);
+    const analysis = JSON.parse(result.stdout) as AnalysisResult & { runDir: string };
+    const manifest = JSON.parse(await readFile(join(analysis.runDir, 'run.json'), 'utf8')) as RunManifest;
+    assert.equal(manifest.status, 'completed');
+
+    // The steps the database was away for are not evidence, and say why.
+    const away = analysis.table.filter((r) => (r.server?.databaseDownMs ?? 0) > 0);
+    assert.ok(
+      away.length >= 1,
+      JSON.stringify(analysis.table.map((r) => [r.step, r.server?.databaseDownMs])),
+    );
+    for (const r of away)
+      assert.match(r.invalid ?? '', /the database was unreachable for [\d.]+ m?s of this step/);
+    assert.ok(
+      away.some((r) => (r.server?.unavailable?.database ?? 0) > 0),
+      'requests were refused for the database',
+    );
+    // No limit is named for it: no plateau at a step it touched.
+    const v = analysis.verdict;
+    assert.ok(!away.some((r) => r.step === v.plateau?.step), `plateau at ${v.plateau?.step}`);
+    if (v.plateau === null) assert.match(v.firstLimit.summary, /left out: the database was unreachable/);
+
+    // The record notes when and for how long; the table shows the column and the reason.
+    const record = await readFile(join(analysis.runDir, 'record.txt'), 'utf8');
+    assert.match(
+      record,
+      /^note: +the database was unreachable from \d\d:\d\d:\d\d UTC \(\d+ s into the run\) for [\d.]+ m?s/m,
+    );
+    const table = await readFile(join(analysis.runDir, 'table.md'), 'utf8');
+    assert.match(table, /\| db down s \| 503 db \|/);
+    assert.match(table, /⚠ r\d+: the database was unreachable/);
+    // The service's own record of it: the timeline and its log.
+    const server = JSON.parse(
+      await readFile(join(analysis.runDir, 'server.json'), 'utf8'),
+    ) as ServerStepReport;
+    assert.ok(server.timeline.some((p) => (p.databaseDownMs ?? 0) > 0));
+    const log = await readFile(join(analysis.runDir, 'service.log'), 'utf8');
+    assert.match(log, /event=database_unreachable /);
+    assert.match(log, /event=database_reachable downMs=\d+ refused=\d+/);
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
+});
