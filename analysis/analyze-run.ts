@@ -2,7 +2,7 @@
 import { createReadStream, existsSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { basename, join, relative } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import {
@@ -154,8 +154,15 @@ export async function openText(path: string, onCut?: (why: string) => void): Pro
   return lines;
 }
 
-/** Reads any k6 output file (CSV or NDJSON, plain or .gz) into the aggregator. */
-export async function readClientFile(path: string, onSample: (s: ClientSample) => void): Promise<ReadStats> {
+/**
+ * Reads any k6 output file (CSV or NDJSON, plain or .gz) into the aggregator. With `emptyOk`
+ * (a run that ended early) a file without a single line is no samples rather than an error.
+ */
+export async function readClientFile(
+  path: string,
+  onSample: (s: ClientSample) => void,
+  options: { emptyOk?: boolean } = {},
+): Promise<ReadStats> {
   const name = basename(path).replace(/\.gz$/, '');
   let cut: string | undefined;
   const onCut = (why: string) => {
@@ -163,7 +170,11 @@ export async function readClientFile(path: string, onSample: (s: ClientSample) =
   };
   let stats: ReadStats;
   if (name.endsWith('.csv'))
-    stats = await readK6Csv(await openText(path, onCut), onSample, { metrics: CLIENT_METRICS, name: path });
+    stats = await readK6Csv(await openText(path, onCut), onSample, {
+      metrics: CLIENT_METRICS,
+      name: path,
+      emptyOk: options.emptyOk === true,
+    });
   else if (name.endsWith('.json') || name.endsWith('.ndjson'))
     stats = await readK6Ndjson(await openText(path, onCut), onSample);
   else
@@ -188,7 +199,10 @@ async function readJson<T>(path: string, kind: string): Promise<T | undefined> {
     parsed = JSON.parse(text);
   } catch (error) {
     throw new PlateauError(ERROR_CODES.INPUT, `${path} is not valid JSON (${(error as Error).message})`, {
-      hint: 'it may have been cut short; rerun the step that writes it',
+      hint:
+        kind === 'plateau.run'
+          ? `it was cut short (plateau writes it whole, so something else wrote or truncated it); nothing was changed. The client side can still be analysed alone: plateau analyze ${join(dirname(path), 'k6.csv.gz')}`
+          : 'it may have been cut short; rerun the step that writes it',
       cause: error,
     });
   }
@@ -252,7 +266,9 @@ export async function analyze(options: {
   const ending = endingOf(manifest);
   const complete = ending ? new CompleteSeconds((s) => aggregator.add(s)) : undefined;
   for (const file of clientFiles) {
-    const stats = await readClientFile(file, complete ? (s) => complete.add(s) : (s) => aggregator.add(s));
+    const stats = await readClientFile(file, complete ? (s) => complete.add(s) : (s) => aggregator.add(s), {
+      emptyOk: ending !== undefined,
+    });
     readStats.rows += stats.rows;
     readStats.skipped += stats.skipped;
     readStats.nulBytes += stats.nulBytes;
@@ -359,7 +375,7 @@ export async function analyze(options: {
   const summaryRequests = options.summaryFile ? await summaryRequestCount(options.summaryFile) : undefined;
   if (summaryRequests !== undefined && client.totalRequests < summaryRequests) {
     verdict.notes.push(
-      `the client file holds ${client.totalRequests} of the ${summaryRequests} requests k6's summary counted: it was cut short`,
+      `the client file holds ${client.totalRequests} of the ${summaryRequests} requests k6's summary counted: ${ending ? 'the others were in the second the run ended in (left out) or were never written' : 'it was cut short'}`,
     );
   }
   if (client.totalRequests === 0)

@@ -62,7 +62,12 @@ function splitRecord(line: string): string[] | undefined {
 export async function readK6Csv(
   input: Readable,
   onSample: (sample: ClientSample) => void,
-  options: { metrics?: ReadonlySet<string>; name?: string } = {},
+  options: {
+    metrics?: ReadonlySet<string>;
+    name?: string;
+    /** Text without even a header is no samples, not an error (a run that ended before its generator wrote any). */
+    emptyOk?: boolean;
+  } = {},
 ): Promise<ReadStats> {
   const wanted = options.metrics;
   const path = options.name ?? 'the k6 CSV';
@@ -134,7 +139,7 @@ export async function readK6Csv(
   }
   if (pending !== '') stats.skipped++;
   stats.nulBytes = strip.removed;
-  if (!columns) {
+  if (!columns && !options.emptyOk) {
     throw new PlateauError(ERROR_CODES.INPUT, `${path} is empty`, {
       hint: 'the run wrote no samples; check that the load reached the target',
     });

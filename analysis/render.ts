@@ -247,7 +247,9 @@ export function recordFields(
         : v.firstLimit.summary,
     predicted: v.prediction ? predictedWords(v.prediction) : null,
     evidence: !plateau
-      ? 'none needed: no plateau was reached'
+      ? ended
+        ? 'none: the run ended before any plateau'
+        : 'none needed: no plateau was reached'
       : v.firstLimit.resource === 'inconclusive'
         ? `none: the rows past the knee are not evidence (${v.evidence.saturated.join('; ')})`
         : v.evidence.saturated.length + v.evidence.flat.length > 0
@@ -271,10 +273,10 @@ function safeLimitWords(analysis: AnalysisResult): string {
   const safe = analysis.verdict.safeLimit;
   const ended = analysis.ended;
   const rateRows = analysis.table.filter((r) => r.offeredPerSec !== null);
+  if (safe.ratePerSec === null && ended && !rateRows.some((r) => !r.cutShort))
+    return `not known: the run ended ${ended.atStep ? `during ${ended.atStep}` : 'before its load began'}, before any step could be judged`;
   if (safe.ratePerSec === null && rateRows.length === 0)
     return 'not judged: the run has no rate steps (a check, or requests without step tags)';
-  if (safe.ratePerSec === null && ended && !rateRows.some((r) => !r.cutShort))
-    return `not known: the run ended during ${ended.atStep ?? 'its start'} before any step could be judged`;
   if (safe.ratePerSec === null && rateRows.every((r) => r.cutShort || isDatabaseOutageRow(r)))
     return 'not known: the database was unreachable during every step that could be judged';
   if (safe.ratePerSec === null)

@@ -136,7 +136,10 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
       ? {
           prediction: {
             ceilings,
-            finding: predictionFinding(ceilings, found?.servedPerSec ?? null, namedLimit(limit)),
+            finding:
+              ended && !found
+                ? `predicted first: ${ceilings[0]!.name} at ${fmt(ceilings[0]!.ceilingPerSec)}/s; the run ended before any plateau, so the prediction was not tested`
+                : predictionFinding(ceilings, found?.servedPerSec ?? null, namedLimit(limit)),
           },
         }
       : {}),

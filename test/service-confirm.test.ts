@@ -137,7 +137,7 @@ test('the service killed mid-load fails the study, naming it and how it ended', 
         for (const pid of processesMatching(marker)) process.kill(pid, 'SIGKILL');
       }),
   });
-  assert.equal(result.code, 1, result.stderr);
+  assert.equal(result.code, 120, result.stderr);
   assert.match(
     result.stderr,
     /your service `node tiny-service\.cjs plateau-e2e-sigkill` ended during the study \(killed by SIGKILL\)/,

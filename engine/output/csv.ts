@@ -171,7 +171,10 @@ export class CsvOutput implements Output {
     this.#writer.append(
       `metric_name,timestamp,metric_value,${this.#columns.join(',')},extra_tags,metadata\n`,
     );
-    this.#timer = setInterval(() => this.#writer?.flush(), this.#config.saveIntervalMs);
+    this.#timer = setInterval(() => {
+      this.#writer?.flush();
+      this.#file?.sync();
+    }, this.#config.saveIntervalMs);
     this.#timer.unref();
   }
 

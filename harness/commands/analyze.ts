@@ -1,8 +1,10 @@
 // `plateau analyze`: recompute the analysis of a run directory, or analyse any k6 output file.
+import { stat } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { analyzePath } from '../../analysis/analyze-run.ts';
 import { CRITERIA_FLAGS, DEFAULT_CRITERIA, parseCriteria } from '../../analysis/verdict.ts';
 import type { VerdictCriteria } from '../../contract/index.ts';
+import { settleRunDir } from '../study/run-dir.ts';
 
 /** commander's option key for each criterion flag (--pool-saturated → poolSaturated). */
 const optionKey = (flag: string) => flag.slice(2).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
@@ -65,6 +67,12 @@ are analysed together as one client side.`,
         for (const [key, { flag }] of Object.entries(CRITERIA_FLAGS)) {
           const value = options[optionKey(flag)];
           if (typeof value === 'string') raw[key as keyof VerdictCriteria] = value;
+        }
+        // A run directory a study is still writing is refused; one whose study's plateau
+        // was killed (its lock stale) is marked failed in run.json first.
+        if (paths.length === 1 && (await stat(paths[0]!).catch(() => undefined))?.isDirectory()) {
+          const settled = await settleRunDir(paths[0]!);
+          if (settled) process.stderr.write(`plateau: ${paths[0]}: ${settled}\n`);
         }
         const output = await analyzePath(paths, {
           steady: options.steady === true,

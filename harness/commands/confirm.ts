@@ -168,6 +168,8 @@ cannot change a service it did not start: declare the service to confirm on it.`
       // as soon as it ends, and an await between the study and the output would lose it.
       finished = (async () => {
         const result = await running.finally(() => reporter.finish());
+        // A rerun that did not complete is not compared: say what ended it.
+        if (result.failure) throw result.failure;
         if (!result.output) return;
         const comparison = compareRuns(before, {
           analysis: result.output.analysis,

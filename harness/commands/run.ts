@@ -27,7 +27,10 @@ ready (a log line or a URL's 2xx), keeps its output in service.log and stops it 
 
 It exits 0 when the study produced a verdict, even though the upper steps crossed their
 thresholds (finding that point is the purpose); non-zero only when the study could not be
-carried out (104 bad options, 105 interrupted, 1 a part failed).`,
+carried out: 104 bad options or a run directory without room, 105 interrupted, 120 the
+service died, 121 its database died, 122 the load generator died, 123 the disk filled,
+1 anything else. However it ends, the run directory keeps what was collected, analysed, and
+run.json says how it ended (docs/capacity-study.md).`,
     )
     .option(
       '--script <path>',
@@ -129,8 +132,10 @@ Examples:
       // On a signal the study stops the load, collects the server side, stops its service
       // and database, marks the run interrupted and analyses it; then the process exits 105.
       setSignalPolicy({
-        exitCode: () => EXIT_CODES.interrupted,
-        onSignal: () => stop.abort(),
+        // The study's own ending decides, once it is known (a signal while a run that had
+        // failed was being analysed does not make it 'interrupted').
+        exitCode: () => (typeof process.exitCode === 'number' ? process.exitCode : EXIT_CODES.interrupted),
+        onSignal: (signal) => stop.abort(signal),
         drain: () => finished,
       });
       // Progress goes to stderr only: with --json, stdout carries the JSON alone.
@@ -157,6 +162,11 @@ Examples:
         }
         if (result.manifest.status === 'interrupted') {
           process.stderr.write(`interrupted: partial run kept in ${where} (plateau analyze ${where})\n`);
+        }
+        if (result.failure) {
+          // What ended the study, after the table and record of what it collected.
+          process.stderr.write(`plateau: ${result.failure.message}\n`);
+          if (result.failure.hint) process.stderr.write(`hint: ${result.failure.hint}\n`);
         }
         process.exitCode = result.exitCode;
       })();

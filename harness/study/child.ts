@@ -23,6 +23,9 @@ export function spawnLogged(
   logFile: string,
 ): LoggedChild {
   const log = createWriteStream(logFile, { flags: 'a' });
+  // A log that cannot be written (a full disk) loses its lines, not the study: the tail
+  // kept in memory still goes into messages, and the disk watch ends the study.
+  log.on('error', () => undefined);
   const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const recent: string[] = [];
   let stdoutBuffer = '';

@@ -447,6 +447,8 @@ export async function startServiceProcess(
   const line = describeCommand(config.command);
   const logName = options.logFile;
   const log = createWriteStream(logName, { flags: 'a' });
+  // A full disk loses log lines, never the study (the tail in memory still names them).
+  log.on('error', () => undefined);
   const child = spawn(config.command[0]!, config.command.slice(1), {
     cwd: config.cwd,
     env: { ...(options.baseEnv ?? process.env), ...config.env },

@@ -1,14 +1,17 @@
 // One capacity study end to end: database → service → load → collect → analyse.
 import { execFileSync } from 'node:child_process';
+import { rm } from 'node:fs/promises';
 import { cpus, platform, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { type AnalysisOutput, analyzePath } from '../../analysis/analyze-run.ts';
 import { offeredFromTag } from '../../analysis/step-tags.ts';
 import {
+  type EndingReason,
   ERROR_CODES,
+  type ErrorCode,
   EXIT_CODES,
-  LOAD_FINISHED_CODES,
   PlateauError,
+  RUN_ENDINGS,
   type RunManifest,
   type VuSizing,
 } from '../../contract/index.ts';
@@ -17,7 +20,9 @@ import { PLATEAU_VERSION } from '../../lib/version.ts';
 import { type RampPlan, stepAt } from '../../scripts/lib/steps.ts';
 import { parseServiceConfig } from '../../target-service/config.ts';
 import { buildK6Scripts, PROJECT_ROOT } from '../build-scripts.ts';
+import type { Database } from '../db/database.ts';
 import { type LoggedChild, stopChild } from './child.ts';
+import { DiskWatch, diskFull, finalFilesBytes, SpaceReserve } from './disk-space.ts';
 import { GeneratorProbe } from './generator-probe.ts';
 import { requireK6For, vetK6Binary } from './k6-binary.ts';
 import {
@@ -31,15 +36,20 @@ import {
 import { freeLoopbackPort, LoadApiClient } from './load-api.ts';
 import type { StudyProgress } from './progress-line.ts';
 import { requestEnv } from './request-options.ts';
-import { createRunDir, writeManifest } from './run-dir.ts';
-import { type StudyService, serviceProcessRecord, startStudyService } from './service-process.ts';
+import { createRunDir, lockRunDir, ManifestFile, why, writeManifest } from './run-dir.ts';
+import {
+  describeExit,
+  type StudyService,
+  serviceProcessRecord,
+  startStudyService,
+} from './service-process.ts';
 import { StudyMeters } from './study-meters.ts';
 import { type StudyPlan, scriptEntry, scriptEnv } from './study-options.ts';
+import { decideEnding, interruptedBy, type PartEnding, type StudyPart, StudyParts } from './study-parts.ts';
 import {
   fetchSteps,
   k6CsvMilliseconds,
   loadFailure,
-  type ReferenceTarget,
   resetSteps,
   startLoad,
   startReferenceTarget,
@@ -51,10 +61,17 @@ export type { StudyProgress } from './progress-line.ts';
 /** How a study ended. */
 export interface StudyResult {
   runDir: string;
+  /** run.json as the study left it: its status, and `ended` saying why and where. */
   manifest: RunManifest;
+  /** The analysis of what was collected, however the study ended (undefined if it could not run). */
   output: AnalysisOutput | undefined;
-  /** 0 when a verdict was produced; the engine's code otherwise. */
+  /** The ending's exit code (RUN_ENDINGS), or a failed part's own. */
   exitCode: number;
+  /**
+   * For a study that did not complete (and was not interrupted): what happened, where, and
+   * where its data is, for the CLI to print; its exitCode is the result's.
+   */
+  failure?: PlateauError;
   /** Earlier runs of this study that dropped starts and were rerun with more VUs. */
   rerunFrom: string[];
 }
@@ -78,7 +95,8 @@ export function sizingInputs(plan: StudyPlan): SizingInputs {
  * Runs a study. VUs are sized from the plan (planVus); when a run drops starts although
  * the generator kept up, it is rerun (up to twice) with VUs sized from what it measured,
  * into a new run directory that names the one it repeats (`rerunOf`). The result is the
- * last run's.
+ * last run's, however it ended (its `failure` says why when it did not complete); only a
+ * run directory that cannot be made, or has no room, rejects (a PlateauError, exit 104).
  */
 export async function runStudy(
   plan: StudyPlan,
@@ -139,11 +157,25 @@ function k6Version(bin: string): string {
   }
 }
 
+/** One run of a study while it runs: its directory, its run.json, the parts it started. */
+interface RunInProgress {
+  plan: StudyPlan;
+  dir: string;
+  manifest: RunManifest;
+  file: ManifestFile;
+  parts: StudyParts;
+  /** Room kept on the disk for the final files. */
+  reserve: SpaceReserve;
+  unlock: () => Promise<void>;
+  progress: (p: StudyProgress) => void;
+}
+
 /**
- * Runs a study once with `vus`. Resources stop in reverse order (engine, service, database)
- * on success, failure and signals; everything gathered is written to the run directory,
- * which is marked `interrupted` when `signal` aborts. The analysis runs on whatever was
- * collected.
+ * Runs a study once with `vus`, into a run directory of its own. However it ends (the load
+ * ran its plan, a signal, the service, its database or the generator died, the disk filled,
+ * a part did not start) it ends through {@link endStudy}: everything stops, what was
+ * collected is analysed, and run.json says how it ended. Only a run directory that cannot be
+ * made (or has no room) throws.
  */
 async function runOnce(
   plan: StudyPlan,
@@ -151,10 +183,365 @@ async function runOnce(
   options: { signal?: AbortSignal; onProgress?: (p: StudyProgress) => void },
   rerunOf: string | null,
 ): Promise<Omit<StudyResult, 'rerunFrom'>> {
+  const run = await openRun(plan, vus, rerunOf, options.onProgress ?? (() => undefined));
+  let first: PartEnding;
+  let error: PlateauError | undefined;
+  try {
+    first = await startParts(run, vus, options.signal);
+  } catch (thrown) {
+    error =
+      thrown instanceof PlateauError
+        ? thrown
+        : new PlateauError(ERROR_CODES.CHILD_FAILED, String((thrown as Error)?.message ?? thrown), {
+            cause: thrown,
+          });
+    first =
+      options.signal?.aborted || error.code === ERROR_CODES.INTERRUPTED
+        ? interruptedBy(options.signal ?? new AbortController().signal)
+        : { reason: 'failed', detail: error.message, ...(error.hint ? { hint: error.hint } : {}) };
+  }
+  // Where the load was when it ended: the live figures may move on while the parts stop.
+  return endStudy(run, first, run.manifest.reachedStep, error);
+}
+
+/**
+ * The one way a study ends. Looks at the disk before giving back the room kept for the
+ * final files, stops every part (the load, the meters, the server side, the service, the
+ * database), decides the ending from everything that happened (decideEnding), writes
+ * run.json's final status and `ended`, analyses what was collected and removes the lock.
+ * The result's exit code is the ending's (RUN_ENDINGS), and `failure` says, for a run that
+ * did not complete, what happened and where the data is.
+ */
+async function endStudy(
+  run: RunInProgress,
+  first: PartEnding,
+  atStep: string | null,
+  error: PlateauError | undefined,
+): Promise<Omit<StudyResult, 'rerunFrom'>> {
+  const { dir, manifest } = run;
+  const full = await diskFull(dir);
+  await run.reserve.release();
+  const problems = await run.parts.stopAll();
+  const ending = decideEnding([first, full, ...run.parts.endings]);
+  manifest.status = RUN_ENDINGS[ending.reason].status;
+  manifest.endedAt = new Date().toISOString();
+  manifest.reachedStep = atStep;
+  manifest.ended = { reason: ending.reason, detail: ending.detail, atStep };
+  manifest.warnings.push(...problems, ...(manifest.status === 'failed' ? [ending.detail] : []));
+  const unsaved = await run.file.save(manifest).then(
+    () => undefined,
+    (e: unknown) => `run.json could not be written (${why(e)})`,
+  );
+  let output: AnalysisOutput | undefined;
+  let analysisError: PlateauError | undefined;
+  try {
+    output = await analyzePath(dir);
+  } catch (e) {
+    analysisError = e as PlateauError;
+  }
+  if (manifest.meters && output?.resources) {
+    // run.json lists what the meters showed, beside how each source fared.
+    manifest.meters.resources = output.resources.resources.map(({ name, kind, role, family, source }) => ({
+      name,
+      kind,
+      role,
+      family,
+      source,
+    }));
+    await run.file.save(manifest).catch(() => undefined);
+  }
+  await run.unlock().catch(() => undefined);
+  const failure = endingFailure(ending, atStep, dir, error, analysisError) ?? analysisError;
+  if (failure && unsaved) failure.message += `; ${unsaved}`;
+  return {
+    runDir: dir,
+    manifest,
+    output,
+    exitCode: failure?.exitCode ?? RUN_ENDINGS[ending.reason].exitCode,
+    ...(failure ? { failure } : {}),
+  };
+}
+
+/** The error code of each ending that is a failure of the study (contract/errors.ts). */
+const ENDING_ERRORS: Partial<Record<EndingReason, ErrorCode>> = {
+  'service-died': ERROR_CODES.SERVICE_DIED,
+  'database-died': ERROR_CODES.DATABASE_DIED,
+  'generator-died': ERROR_CODES.GENERATOR_DIED,
+  'disk-full': ERROR_CODES.DISK_FULL,
+  failed: ERROR_CODES.CHILD_FAILED,
+};
+
+/**
+ * What a user reads when a study did not complete: what happened and where, and where what
+ * it collected is. Undefined for a completed or interrupted study (the CLI says the latter).
+ * A part that did not start keeps its own error (and its exit code, 104 for a bad script).
+ */
+function endingFailure(
+  ending: PartEnding,
+  atStep: string | null,
+  dir: string,
+  error: PlateauError | undefined,
+  analysisError: PlateauError | undefined,
+): PlateauError | undefined {
+  const code = ENDING_ERRORS[ending.reason];
+  if (!code) return undefined;
+  if (ending.reason === 'failed' && error) return error;
+  const where = atStep ? ` during ${atStep}` : ' before the load began';
+  const kept = analysisError
+    ? `what was collected is kept in ${dir}, but could not be analysed: ${analysisError.message}`
+    : `what was collected is kept and analysed in ${dir} (record.txt says which rows stand)`;
+  return new PlateauError(code, `${ending.detail}${where}: the run did not complete`, {
+    hint: `${ending.hint ? `${ending.hint}\n` : ''}${kept}`,
+  });
+}
+
+/**
+ * Makes the run directory and what it holds before anything starts: its lock, the room kept
+ * for the final files, and run.json saying `running`. A disk without room is refused here,
+ * and the empty directory removed.
+ */
+async function openRun(
+  plan: StudyPlan,
+  vus: VuSizing,
+  rerunOf: string | null,
+  progress: (p: StudyProgress) => void,
+): Promise<RunInProgress> {
   const { id, dir } = await createRunDir(plan.out);
-  const progress = options.onProgress ?? (() => undefined);
+  const unlock = await lockRunDir(dir);
+  let reserve: SpaceReserve;
+  try {
+    reserve = await SpaceReserve.take(dir, plan.out, finalFilesBytes(plannedSeconds(plan)));
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+  const manifest = newManifest(plan, vus, id, rerunOf);
+  const file = new ManifestFile(dir);
+  await file.save(manifest);
+  return { plan, dir, manifest, file, parts: new StudyParts(), reserve, unlock, progress };
+}
+
+/**
+ * Starts the study's parts in order (the script bundled first, then the database, the
+ * service, the meters, the disk watch, the load), each added to `run.parts` as it starts,
+ * and resolves with the first ending: the load's plan done, a part that died, the signal.
+ * A part that cannot start throws; what had started is stopped by the caller's endStudy.
+ */
+async function startParts(run: RunInProgress, vus: VuSizing, signal?: AbortSignal): Promise<PartEnding> {
+  const { plan, dir, manifest, parts, progress } = run;
+  // Bundled first: a script that does not build, or needs a newer k6, fails before the
+  // database and the service start.
+  progress({ phase: 'bundling the k6 script' });
+  const [script] = await buildK6Scripts({ outDir: join(dir, 'script'), entries: [scriptEntry(plan.script)] });
+  if (plan.engine === 'k6') requireK6For(script!.imports, manifest.engine.version);
+  // A body given as text goes into the run directory: both engines read it with open().
+  const body = plan.request.body;
+  const bodyFile = body && 'text' in body ? join(dir, 'request-body') : undefined;
+  if (bodyFile && body && 'text' in body) await writeFileAtomic(bodyFile, body.text);
+
+  let url = plan.target;
+  let databaseUrl = monitoringUrl(plan.db);
+  if (!plan.target) {
+    const target = await startReferenceTarget({
+      db: plan.db,
+      service: plan.service,
+      dir,
+      progress: (phase) => progress({ phase }),
+    });
+    manifest.database = target.database.info;
+    url = target.url;
+    databaseUrl = target.database.url;
+    parts.add(databasePart(target.database, () => target.stop()));
+    parts.add(referenceServicePart(target.service));
+  } else if (plan.serviceProcess) {
+    // The user's service from plateau.config, started after the database plateau opens for it, if any.
+    manifest.serviceProcess = serviceProcessRecord(plan.serviceProcess);
+    for (const key of plan.serviceProcess.added)
+      manifest.warnings.push(`--set ${key}: not in the env of the config's service, added to it`);
+    const own = await startStudyService(plan.serviceProcess, {
+      db: plan.db,
+      dir,
+      progress,
+      ...(signal ? { signal } : {}),
+    });
+    manifest.database = own.database?.info ?? null;
+    if (own.database) parts.add(databasePart(own.database, () => own.stop().then(() => undefined)));
+    parts.add(ownServicePart(own));
+  }
+  // Reset the server-side buckets so they hold this run only (a service without /steps is fine).
+  await resetSteps(url!);
+  const hasSteps = (await fetchSteps(url!)) !== undefined;
+  if (hasSteps) parts.add(serverSidePart(url!, dir, progress));
+  // The service's published meters and PostgreSQL's own views, read from here to the end of
+  // the load (a Prometheus server over the same window when they stop).
+  const meters = new StudyMeters(plan.meters, dir, databaseUrl);
+  meters.start();
+  parts.add({
+    name: 'meter sources',
+    stop: async () => {
+      manifest.meters = { sources: await meters.stop(), declared: plan.meters.declared };
+    },
+  });
+  if (!hasSteps && !meters.any)
+    manifest.warnings.push(
+      `${url} does not answer GET /steps and no meters were given (--metrics, --prometheus): the analysis will be client-side only`,
+    );
+  await run.file.save(manifest);
+  parts.add(new DiskWatch(dir));
+  await startLoadPart(run, { url: url!, script: script!.outFile, bodyFile, vus, hasSteps });
+  return parts.first(signal);
+}
+
+/**
+ * Starts the load (`plateau engine run` or `k6 run`, its REST API on a free port), the live
+ * figures that follow it each second (the progress line, run.json's `reachedStep` as each
+ * step begins) and the probe of the generator's CPU, as one part: its plan done is the
+ * `completed` ending, its death `generator-died`.
+ */
+async function startLoadPart(
+  run: RunInProgress,
+  load: { url: string; script: string; bodyFile: string | undefined; vus: VuSizing; hasSteps: boolean },
+): Promise<void> {
+  const { plan, dir, manifest, progress } = run;
+  const apiPort = await freeLoopbackPort();
+  const started = startLoad({
+    engine: plan.engine,
+    k6Bin: plan.k6Bin,
+    script: load.script,
+    env: { ...scriptEnv(plan, load.url, load.vus), ...requestEnv(plan.request, load.bodyFile) },
+    csv: join(dir, 'k6.csv.gz'),
+    summary: join(dir, 'summary.json'),
+    dir,
+    csvMilliseconds: k6CsvMilliseconds(manifest.engine.version),
+    address: `127.0.0.1:${apiPort}`,
+  });
+  const child = started.child;
+  const probe =
+    child.child.pid !== undefined ? new GeneratorProbe(child.child.pid, plan.engine).start() : undefined;
+  const spawnedMs = Date.now();
+  const poolMax = plan.target ? null : parseServiceConfig(plan.service).config.poolMax;
+  const live = new LiveFigures({
+    serviceUrl: load.hasSteps ? load.url : undefined,
+    load: new LoadApiClient(`http://127.0.0.1:${apiPort}`),
+  });
+  live.start((sample) => {
+    if (!loadStarted(sample)) return progress({ phase: STARTING_PHASE });
+    const now = plannedNow(plan, sample, spawnedMs, poolMax);
+    if (now.step !== undefined && now.step !== manifest.reachedStep) {
+      // Each step is in run.json as it begins: a run whose plateau was killed says how far it got.
+      manifest.reachedStep = now.step;
+      void run.file.save(manifest).catch(() => undefined);
+    }
+    progress(progressFromSample(sample, now));
+  });
+  const engine = plan.engine === 'k6' ? 'k6' : 'the load engine';
+  run.parts.add({
+    name: 'load engine',
+    ended: child.exited.then((code): PartEnding => {
+      manifest.exitCode = code;
+      if (code === EXIT_CODES.ok || code === EXIT_CODES.thresholdsFailed)
+        return { reason: 'completed', detail: 'the load ran to its end' };
+      const failure = loadFailure(plan.engine, started.command, code, child);
+      const how =
+        code === 127
+          ? failure.message
+          : code === EXIT_CODES.interrupted
+            ? `${engine} was stopped before its plan ended (exit ${code}: interrupted)`
+            : `${engine} died (${exitWords(child, code)})`;
+      return {
+        reason: 'generator-died',
+        detail: how,
+        hint: `engine.log ends with:\n${child.tail() || '(nothing)'}`,
+      };
+    }),
+    stop: async () => {
+      live.stop();
+      manifest.exitCode = await stopChild(child, 'SIGINT', 20_000);
+      if (probe) await writeFileAtomic(join(dir, 'generator.json'), `${JSON.stringify(probe.stop())}\n`);
+    },
+  });
+}
+
+/** `killed by SIGKILL` or `exit code 3`, for a child that has exited with `code`. */
+function exitWords(child: LoggedChild, code: number): string {
+  const signal = child.child.signalCode;
+  return signal ? `killed by ${signal}` : `exit code ${code}`;
+}
+
+/** The database plateau started, as a part: its death ends the study; `stop` stops it (and what runs on it). */
+function databasePart(database: Database, stop: () => Promise<void>): StudyPart {
+  return {
+    name: 'database',
+    ...(database.death
+      ? {
+          ended: database.death.then(
+            (death): PartEnding => ({
+              reason: 'database-died',
+              detail: `the embedded PostgreSQL died (${death.how})`,
+              hint: `its log ends with:\n${death.logTail.split('\n').slice(-4).join('\n')}`,
+            }),
+          ),
+        }
+      : {}),
+    stop,
+  };
+}
+
+/** The reference service (`plateau serve`), as a part. */
+function referenceServicePart(service: LoggedChild): StudyPart {
+  return {
+    name: 'statement service',
+    ended: service.exited.then(
+      (code): PartEnding => ({
+        reason: 'service-died',
+        detail: `the statement service died (${exitWords(service, code)})`,
+        hint: `service.log ends with:\n${service.tail()}`,
+      }),
+    ),
+    stop: async () => void (await stopChild(service)),
+  };
+}
+
+/** The user's service from plateau.config, as a part. */
+function ownServicePart(own: StudyService): StudyPart {
+  return {
+    name: 'service',
+    ended: own.service.exited.then((exit): PartEnding => {
+      const death = own.service.death();
+      return {
+        reason: 'service-died',
+        detail:
+          death?.message ??
+          `your service \`${own.service.command}\` ended during the study (${describeExit(exit)})`,
+        ...(death?.hint ? { hint: death.hint } : {}),
+      };
+    }),
+    stop: async () => void (await own.service.stop()),
+  };
+}
+
+/** GET /steps after the load, into server.json: stopped after the load, before the service. */
+function serverSidePart(url: string, dir: string, progress: (p: StudyProgress) => void): StudyPart {
+  return {
+    name: 'server side',
+    stop: async () => {
+      progress({ phase: 'collecting the server side' });
+      const report = await fetchSteps(url);
+      if (report) await writeFileAtomic(join(dir, 'server.json'), `${JSON.stringify(report, null, 2)}\n`);
+    },
+  };
+}
+
+/** How long the plan runs, s: its steps (or levels of clients) and the recovery after them. */
+function plannedSeconds(plan: StudyPlan): number {
+  const levels = plan.model === 'closed' ? plan.vusLevels.length : plan.steps.length;
+  return levels * plan.holdSeconds + plan.recoverySeconds;
+}
+
+/** run.json as a study begins: its plan, versions and machine, `running`. */
+function newManifest(plan: StudyPlan, vus: VuSizing, id: string, rerunOf: string | null): RunManifest {
   const serviceConfig = parseServiceConfig(plan.service).config;
-  const manifest: RunManifest = {
+  return {
     kind: 'plateau.run',
     schemaVersion: 2,
     id,
@@ -223,163 +610,6 @@ async function runOnce(
     rerunAs: null,
     request: plan.request,
   };
-  await writeManifest(dir, manifest);
-  // A body given as text goes into the run directory: both engines read it with open().
-  const body = plan.request.body;
-  const bodyFile = body && 'text' in body ? join(dir, 'request-body') : undefined;
-  if (bodyFile && body && 'text' in body) await writeFileAtomic(bodyFile, body.text);
-
-  let target: ReferenceTarget | undefined;
-  let ownService: StudyService | undefined;
-  let load: LoggedChild | undefined;
-  let probe: GeneratorProbe | undefined;
-  let meters: StudyMeters | undefined;
-  let baseUrl = plan.target;
-  let failure: PlateauError | undefined;
-  let engineCode: number | undefined;
-  try {
-    // Bundled first: a script that does not build, or needs a newer k6, fails before the
-    // database and the service start.
-    progress({ phase: 'bundling the k6 script' });
-    const [script] = await buildK6Scripts({
-      outDir: join(dir, 'script'),
-      entries: [scriptEntry(plan.script)],
-    });
-    if (plan.engine === 'k6') requireK6For(script!.imports, manifest.engine.version);
-    if (!plan.target) {
-      target = await startReferenceTarget({
-        db: plan.db,
-        service: plan.service,
-        dir,
-        progress: (phase) => progress({ phase }),
-      });
-      manifest.database = target.database.info;
-      baseUrl = target.url;
-    } else if (plan.serviceProcess) {
-      // The user's service from plateau.config, started (after the database plateau opens
-      // for it, if any) and stopped in the finally below.
-      manifest.serviceProcess = serviceProcessRecord(plan.serviceProcess);
-      for (const key of plan.serviceProcess.added)
-        manifest.warnings.push(`--set ${key}: not in the env of the config's service, added to it`);
-      ownService = await startStudyService(plan.serviceProcess, {
-        db: plan.db,
-        dir,
-        progress,
-        ...(options.signal ? { signal: options.signal } : {}),
-        // Its end mid-load ends the load: the rest would only be refused connections.
-        onDeath: () => load?.child.kill('SIGINT'),
-      });
-      manifest.database = ownService.database?.info ?? null;
-    }
-    const url = baseUrl!;
-    // Reset the server-side buckets so they hold this run only (a service without /steps is fine).
-    await resetSteps(url);
-    const hasSteps = (await fetchSteps(url)) !== undefined;
-    // The service's published meters and PostgreSQL's own views, read from here to the
-    // end of the load (a Prometheus server over the same window when they stop).
-    meters = new StudyMeters(plan.meters, dir, target?.database.url ?? monitoringUrl(plan.db));
-    meters.start();
-    if (!hasSteps && !meters.any)
-      manifest.warnings.push(
-        `${url} does not answer GET /steps and no meters were given (--metrics, --prometheus): the analysis will be client-side only`,
-      );
-
-    await writeManifest(dir, manifest);
-
-    // The generator's REST API (real k6's and the engine's), for sent/s and drops/s.
-    const apiPort = await freeLoopbackPort();
-    const started = startLoad({
-      engine: plan.engine,
-      k6Bin: plan.k6Bin,
-      script: script!.outFile,
-      env: { ...scriptEnv(plan, url, vus), ...requestEnv(plan.request, bodyFile) },
-      csv: join(dir, 'k6.csv.gz'),
-      summary: join(dir, 'summary.json'),
-      dir,
-      csvMilliseconds: k6CsvMilliseconds(manifest.engine.version),
-      address: `127.0.0.1:${apiPort}`,
-    });
-    load = started.child;
-    if (load.child.pid !== undefined) probe = new GeneratorProbe(load.child.pid, plan.engine).start();
-
-    const spawnedMs = Date.now();
-    const onAbort = () => load?.child.kill('SIGINT');
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    const live = new LiveFigures({
-      serviceUrl: hasSteps ? url : undefined,
-      load: new LoadApiClient(`http://127.0.0.1:${apiPort}`),
-    });
-    live.start((sample) => {
-      const server = sample.server?.last?.step ?? sample.server?.step;
-      if (server) manifest.reachedStep = server;
-      if (!loadStarted(sample)) progress({ phase: STARTING_PHASE });
-      else progress(progressFromSample(sample, plannedNow(plan, sample, spawnedMs, serviceConfig.poolMax)));
-    });
-    const targetDied = target?.service.exited.then((code) => code);
-    const first = await Promise.race([
-      load.exited.then((code) => ({ who: 'engine', code })),
-      ...(targetDied ? [targetDied.then((code) => ({ who: 'service', code }))] : []),
-    ]);
-    live.stop();
-    options.signal?.removeEventListener('abort', onAbort);
-    if (first.who === 'service') {
-      await stopChild(load, 'SIGINT', 20_000);
-      throw new PlateauError(
-        ERROR_CODES.CHILD_FAILED,
-        `the statement service died during the load (exit ${first.code}) at step ${manifest.reachedStep ?? 'unknown'}`,
-        {
-          hint: `its log ends with:\n${target!.service.tail()}`,
-        },
-      );
-    }
-    engineCode = first.code;
-    if (!LOAD_FINISHED_CODES.includes(engineCode))
-      throw loadFailure(plan.engine, started.command, engineCode, load);
-    progress({ phase: 'collecting the server side' });
-    const report = hasSteps ? await fetchSteps(url) : undefined;
-    if (report) await writeFileAtomic(join(dir, 'server.json'), `${JSON.stringify(report, null, 2)}\n`);
-  } catch (error) {
-    failure =
-      error instanceof PlateauError
-        ? error
-        : new PlateauError(ERROR_CODES.CHILD_FAILED, String((error as Error)?.message ?? error), {
-            cause: error,
-          });
-  } finally {
-    if (load) await stopChild(load, 'SIGINT', 20_000);
-    if (meters) manifest.meters = { sources: await meters.stop(), declared: plan.meters.declared };
-    if (probe) await writeFileAtomic(join(dir, 'generator.json'), `${JSON.stringify(probe.stop())}\n`);
-    await target?.stop();
-    // A service of the user's that ended on its own is why the study failed, whatever the load did then.
-    failure = (await ownService?.stop()) ?? failure;
-  }
-
-  const interrupted = options.signal?.aborted === true;
-  manifest.status = interrupted ? 'interrupted' : failure ? 'failed' : 'completed';
-  manifest.endedAt = new Date().toISOString();
-  manifest.exitCode = engineCode ?? null;
-  if (failure) manifest.warnings.push(failure.message);
-  await writeManifest(dir, manifest);
-
-  let output: AnalysisOutput | undefined;
-  try {
-    output = await analyzePath(dir);
-  } catch (error) {
-    if (!failure) failure = error as PlateauError;
-  }
-  if (manifest.meters && output?.resources) {
-    // run.json lists what the meters showed, beside how each source fared.
-    manifest.meters.resources = output.resources.resources.map(({ name, kind, role, family, source }) => ({
-      name,
-      kind,
-      role,
-      family,
-      source,
-    }));
-    await writeManifest(dir, manifest);
-  }
-  if (failure && !interrupted) throw Object.assign(failure, { runDir: dir });
-  return { runDir: dir, manifest, output, exitCode: interrupted ? EXIT_CODES.interrupted : EXIT_CODES.ok };
 }
 
 /** The database URL a user's own study may monitor: `--db` or DATABASE_URL when it is a postgres:// URL. */
