@@ -88,9 +88,9 @@ export class StudyParts {
   }
 }
 
-/** The ending of a study its signal aborted: `stopped by SIGINT` when the reason names a signal. */
-export function interruptedBy(signal: AbortSignal): PartEnding {
-  const reason: unknown = signal.reason;
+/** The ending of a study its signal aborted: `stopped by SIGINT` when the abort's reason names a signal. */
+export function interruptedBy(signal: AbortSignal | undefined): PartEnding {
+  const reason: unknown = signal?.reason;
   return {
     reason: 'interrupted',
     detail: typeof reason === 'string' && reason.startsWith('SIG') ? `stopped by ${reason}` : 'interrupted',

@@ -197,7 +197,7 @@ async function runOnce(
           });
     first =
       options.signal?.aborted || error.code === ERROR_CODES.INTERRUPTED
-        ? interruptedBy(options.signal ?? new AbortController().signal)
+        ? interruptedBy(options.signal)
         : { reason: 'failed', detail: error.message, ...(error.hint ? { hint: error.hint } : {}) };
   }
   // Where the load was when it ended: the live figures may move on while the parts stop.
@@ -230,7 +230,8 @@ async function endStudy(
   manifest.warnings.push(...problems, ...(manifest.status === 'failed' ? [ending.detail] : []));
   const unsaved = await run.file.save(manifest).then(
     () => undefined,
-    (e: unknown) => `run.json could not be written (${why(e)})`,
+    (e: unknown) =>
+      new PlateauError(ERROR_CODES.INPUT, `run.json could not be written: ${why(e)}`, { cause: e }),
   );
   let output: AnalysisOutput | undefined;
   let analysisError: PlateauError | undefined;
@@ -251,8 +252,8 @@ async function endStudy(
     await run.file.save(manifest).catch(() => undefined);
   }
   await run.unlock().catch(() => undefined);
-  const failure = endingFailure(ending, atStep, dir, error, analysisError) ?? analysisError;
-  if (failure && unsaved) failure.message += `; ${unsaved}`;
+  const failure =
+    endingFailure(ending, atStep, dir, { error, analysisError, unsaved }) ?? unsaved ?? analysisError;
   return {
     runDir: dir,
     manifest,
@@ -280,18 +281,24 @@ function endingFailure(
   ending: PartEnding,
   atStep: string | null,
   dir: string,
-  error: PlateauError | undefined,
-  analysisError: PlateauError | undefined,
+  after: {
+    /** What stopped a part from starting. */
+    error: PlateauError | undefined;
+    analysisError: PlateauError | undefined;
+    /** Why run.json's final status could not be written. */
+    unsaved: PlateauError | undefined;
+  },
 ): PlateauError | undefined {
   const code = ENDING_ERRORS[ending.reason];
   if (!code) return undefined;
-  if (ending.reason === 'failed' && error) return error;
+  if (ending.reason === 'failed' && after.error) return after.error;
   const where = atStep ? ` during ${atStep}` : ' before the load began';
-  const kept = analysisError
-    ? `what was collected is kept in ${dir}, but could not be analysed: ${analysisError.message}`
+  const kept = after.analysisError
+    ? `what was collected is kept in ${dir}, but could not be analysed: ${after.analysisError.message}`
     : `what was collected is kept and analysed in ${dir} (record.txt says which rows stand)`;
+  const lines = [ending.hint, kept, after.unsaved?.message].filter((line) => line !== undefined);
   return new PlateauError(code, `${ending.detail}${where}: the run did not complete`, {
-    hint: `${ending.hint ? `${ending.hint}\n` : ''}${kept}`,
+    hint: lines.join('\n'),
   });
 }
 
