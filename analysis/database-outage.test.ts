@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { SaturationRow, ServiceSettings, TimelinePoint } from '../contract/index.ts';
-import { loadTemplates } from './analyze-run.ts';
 import {
   databaseOutageNotes,
   databaseOutageReason,
@@ -9,6 +8,7 @@ import {
   isDatabaseOutageRow,
 } from './database-outage.ts';
 import { recordFields, renderTableMarkdown, renderTableText } from './render.ts';
+import { loadTemplates } from './templates.ts';
 import { decideVerdict, type VerdictInputs } from './verdict.ts';
 
 const SETTINGS: ServiceSettings = { poolMax: 2, queueMax: 8, acquireTimeoutMs: 200, shed: true, extra: {} };

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { parse } from 'csv-parse/sync';
 import { k6RealFixtures } from '../test/helpers/shared-fixtures.ts';
-import { openText } from './analyze-run.ts';
+import { openText } from './client-files.ts';
 import type { ClientSample } from './client-sample.ts';
 import { readK6Csv } from './k6-csv.ts';
 import { readK6Ndjson } from './k6-ndjson.ts';

@@ -3,12 +3,12 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { AnalysisResult, SaturationRow, ServerStepReport } from '../contract/index.ts';
 import { jvmAnalysis, jvmResourcesReport } from '../test/fixtures/jvm-run.ts';
-import { loadReportAssets } from './analyze-run.ts';
 import { compareRuns } from './compare.ts';
 import { recordFields, resourceWords } from './render.ts';
 import { renderReport, scriptJson } from './render-report.ts';
 import { buildRunSeries, plannedRate, REPORT_CHARTS } from './report-series.ts';
 import { evidenceColumn, REPORT_COLUMNS, reportTable } from './report-table.ts';
+import { loadReportAssets } from './templates.ts';
 import { decideVerdict } from './verdict.ts';
 
 const assets = await loadReportAssets();

@@ -4,8 +4,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { AnalysisResult, RunManifest, SaturationRow } from '../contract/index.ts';
-import { loadTemplates } from './analyze-run.ts';
 import { renderRecord, renderTableMarkdown, renderTableText } from './render.ts';
+import { loadTemplates } from './templates.ts';
 
 const templates = await loadTemplates();
 

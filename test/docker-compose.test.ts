@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { CLIENT_FILES } from '../analysis/analyze-run.ts';
+import { CLIENT_FILES } from '../analysis/client-files.ts';
 import { SERVICE_ENV_KEYS } from '../target-service/config.ts';
 
 const text = readFileSync(fileURLToPath(new URL('../docker-compose.yml', import.meta.url)), 'utf8');

@@ -1,7 +1,7 @@
 // `plateau compare`: two runs side by side, and whether one change moved the plateau.
 import type { Command } from 'commander';
-import { readRun } from '../../analysis/analyze-run.ts';
 import { compareRuns, renderComparison } from '../../analysis/compare.ts';
+import { readRun } from '../../analysis/read-run.ts';
 
 export function registerCompare(program: Command): void {
   program

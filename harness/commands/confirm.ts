@@ -1,9 +1,11 @@
 // `plateau confirm`: rerun a study changing only the suspect resource, and compare.
 import { join, relative } from 'node:path';
 import type { Command } from 'commander';
-import { loadTemplates, readRun, writeReport } from '../../analysis/analyze-run.ts';
 import { compareRuns, renderComparison } from '../../analysis/compare.ts';
+import { readRun } from '../../analysis/read-run.ts';
 import { renderRecord } from '../../analysis/render.ts';
+import { loadTemplates } from '../../analysis/templates.ts';
+import { writeReport } from '../../analysis/write-report.ts';
 import { ERROR_CODES, EXIT_CODES, PlateauError, type RunManifest } from '../../contract/index.ts';
 import { writeFileAtomic } from '../../lib/atomic-write.ts';
 import { formatDuration } from '../../scripts/lib/settings.ts';

@@ -1,7 +1,7 @@
 // `plateau report`: report.html for a run directory, or a comparison report for two.
 import { relative } from 'node:path';
 import type { Command } from 'commander';
-import { writeReport } from '../../analysis/analyze-run.ts';
+import { writeReport } from '../../analysis/write-report.ts';
 
 export function registerReport(program: Command): void {
   program

@@ -1,20 +1,16 @@
 // What every source of meters shares: the part interface a study starts and stops, the
 // meters.ndjson log the readings go to, and the words a failed reading is reported in.
-import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
+// Reading the log back is analysis's (analysis/resources/meter-log.ts), re-exported here.
+import { createWriteStream, type WriteStream } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import { type Dispatcher, request } from 'undici';
-import {
-  type ConfigProblem,
-  ERROR_CODES,
-  type MeterScrape,
-  type MeterSourceKind,
-  type MeterSourceStatus,
-  PlateauError,
-} from '../../contract/index.ts';
+import { METER_LOG_FILE } from '../../analysis/resources/meter-log.ts';
+import type { ConfigProblem, MeterScrape, MeterSourceKind, MeterSourceStatus } from '../../contract/index.ts';
+
+export { METER_LOG_FILE, readMeterLog } from '../../analysis/resources/meter-log.ts';
 
 /**
  * A source of meters during a study (k6's output shape: describe, start, stop). `start()`
@@ -29,9 +25,6 @@ export interface MeterSource {
   start(): void;
   stop(): Promise<MeterSourceStatus>;
 }
-
-/** The file the readings of a run go to, in its run directory. */
-export const METER_LOG_FILE = 'meters.ndjson';
 
 /** `<runDir>/meters.ndjson`. */
 export function meterLogPath(runDir: string): string {
@@ -95,76 +88,6 @@ export class MeterLog {
     });
     return this.#closed;
   }
-}
-
-/**
- * The scrapes in a meters.ndjson, in file order. A last line without its end (the harness
- * was killed mid-write) is skipped; a bad line anywhere else is a PlateauError naming the
- * line, since the file is then not what plateau wrote. A missing file yields nothing: the
- * run had no source of meters. Lines of another `kind` are passed over (later versions may
- * write other records beside the scrapes).
- */
-export async function* readMeterLog(path: string): AsyncIterable<MeterScrape> {
-  const input = createReadStream(path, { encoding: 'utf8' });
-  const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
-  // One line behind, so the last one can be judged knowing it is the last.
-  let pending: { text: string; number: number } | undefined;
-  let number = 0;
-  try {
-    for await (const text of lines) {
-      number++;
-      if (pending) {
-        const scrape = scrapeOfLine(pending.text, pending.number, path, true);
-        if (scrape) yield scrape;
-      }
-      pending = { text, number };
-    }
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    if (error instanceof PlateauError) throw error;
-    throw new PlateauError(ERROR_CODES.INPUT, `cannot read ${path}: ${(error as Error).message}`, {
-      hint: 'check that the run directory is readable',
-      cause: error,
-    });
-  } finally {
-    lines.close();
-    input.destroy();
-  }
-  if (pending) {
-    const scrape = scrapeOfLine(pending.text, pending.number, path, false);
-    if (scrape) yield scrape;
-  }
-}
-
-/** One line as a scrape; undefined for a blank line, another kind, or a cut-off last line. */
-function scrapeOfLine(text: string, number: number, path: string, strict: boolean): MeterScrape | undefined {
-  if (text.trim() === '') return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    if (!strict) return undefined;
-    throw badLine(path, number, `not JSON (${(error as Error).message})`);
-  }
-  const record = value as Partial<MeterScrape> | null;
-  if (typeof record !== 'object' || record === null || typeof record.kind !== 'string') {
-    throw badLine(path, number, 'not a record with a kind');
-  }
-  if (record.kind !== 'plateau.meter-scrape') return undefined;
-  if (
-    typeof record.source !== 'string' ||
-    typeof record.atMs !== 'number' ||
-    !Array.isArray(record.samples)
-  ) {
-    throw badLine(path, number, 'a meter scrape without source, atMs and samples');
-  }
-  return record as MeterScrape;
-}
-
-function badLine(path: string, number: number, what: string): PlateauError {
-  return new PlateauError(ERROR_CODES.INPUT, `${path} line ${number} is ${what}`, {
-    hint: 'meters.ndjson is written by plateau; restore it from the run directory as it was written',
-  });
 }
 
 /**
