@@ -38,7 +38,7 @@ export async function readResources(
   };
 }
 
-/** A source that failed some of its readings, or saw meters no family reads, in words. */
+/** A source that failed some of its readings, or had more series than its cap, in words (the meters no family reads are listed in run.json, not the record). */
 export function sourceNotes(sources: MeterSourceStatus[]): string[] {
   const notes: string[] = [];
   for (const s of sources) {

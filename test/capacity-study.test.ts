@@ -303,7 +303,10 @@ test('the service dying mid-run ends the study with a clear error naming it; the
     },
   });
   assert.equal(result.code, 120, result.stderr);
-  assert.match(result.stderr, /the statement service died \(killed by SIGKILL\) during r0\d\d: the run did not complete/);
+  assert.match(
+    result.stderr,
+    /the statement service died \(killed by SIGKILL\) during r0\d\d: the run did not complete/,
+  );
   const runs = (await readdir(out)).sort();
   const dir = join(out, runs.filter((r) => existsSync(join(out, r, 'run.json'))).at(-1)!);
   const manifest = JSON.parse(await readFile(join(dir, 'run.json'), 'utf8')) as RunManifest;

@@ -113,6 +113,8 @@ function describeBacklog(
         ? `predicted to drain in ~${fmt(backlog.drainSeconds)} s${recoveryRate !== null ? ` at ${recoveryRate}/s` : ''} (the run ended first)`
         : `drained in ${fmt(backlog.drainSeconds)} s${recoveryRate !== null ? ` at ${recoveryRate}/s` : ''}`,
     );
+  } else if (recoveryRate === null && backlog.queuedAtRampEnd !== null) {
+    parts.push('its drain time is unknown (no recovery rate to judge it at)');
   } else if (backlog.drainPredicted || backlog.queuedAtRampEnd !== null) {
     parts.push('never drains at the recovery rate (it is not below the plateau)');
   }
