@@ -170,7 +170,16 @@ Examples:
         }
         process.exitCode = result.exitCode;
       })();
-      await finished;
+      // Were the study ever to wait for something that can no longer happen, Node would empty
+      // its event loop and exit without a word (it did, when its PostgreSQL died): say so.
+      const silent = () => {
+        process.stderr.write(
+          'plateau: the study stopped waiting for something that can no longer happen (a bug in plateau: please report it); run.json still says running, and plateau analyze <run directory> analyses what was collected\n',
+        );
+        process.exitCode = EXIT_CODES.failure;
+      };
+      process.once('beforeExit', silent);
+      await finished.finally(() => process.off('beforeExit', silent));
     });
   addRequestOptions(run);
 }
