@@ -11,6 +11,7 @@ import { sendJson } from '../target-service/instrumentation/step-instrumentation
 import { StepRecorder } from '../target-service/instrumentation/step-recorder.ts';
 import { PLATEAU_BIN, plateau } from './helpers/cli.ts';
 import { processesMatching, waitFor } from './helpers/processes.ts';
+import { newRunDirIn, reached } from './helpers/run-dirs.ts';
 import { startTestServer } from './helpers/test-server.ts';
 
 const bin = PLATEAU_BIN;
@@ -291,15 +292,15 @@ test('bad options and a remote target exit 104 before anything starts', async ()
 
 test('the service dying mid-run ends the study with a clear error naming it; the data is kept', async () => {
   const serveCommand = `${bin} serve`;
+  const before = await readdir(out);
   const result = await plateau(['run', '--quick', '--out', out, '-q'], {
     onStart: () => {
-      const timer = setInterval(() => {
+      void (async () => {
+        // Once the load has reached r040, kill the service as a crash would.
+        await reached(await newRunDirIn(out, before), 'r040');
         const [pid] = processesMatching(serveCommand);
-        if (pid === undefined) return;
-        clearInterval(timer);
-        // Give it a few seconds of load, then kill it as a crash would.
-        setTimeout(() => process.kill(pid, 'SIGKILL'), 7000);
-      }, 200);
+        if (pid !== undefined) process.kill(pid, 'SIGKILL');
+      })();
     },
   });
   assert.equal(result.code, 120, result.stderr);
@@ -317,9 +318,14 @@ test('the service dying mid-run ends the study with a clear error naming it; the
 
 test('SIGINT mid-study: exit 105, an interrupted and analysable run, no orphan process', async () => {
   const postgresBefore = processesMatching('plateau-pg-').length;
+  const before = await readdir(out);
   const result = await plateau(['run', '--quick', '--out', out, '-q'], {
     onStart: (child) => {
-      setTimeout(() => child.kill('SIGINT'), 9000);
+      void (async () => {
+        // Mid-study: once the load has reached r040.
+        await reached(await newRunDirIn(out, before), 'r040');
+        child.kill('SIGINT');
+      })();
     },
   });
   assert.equal(result.code, 105, result.stderr);

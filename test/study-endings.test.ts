@@ -7,9 +7,10 @@ import { mkdtemp, readdir, readFile, rm, statfs, writeFile } from 'node:fs/promi
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { type AnalysisResult, EXIT_CODES, type RunManifest } from '../contract/index.ts';
+import { type AnalysisResult, EXIT_CODES } from '../contract/index.ts';
 import { plateau } from './helpers/cli.ts';
 import { processesMatching, waitFor } from './helpers/processes.ts';
+import { newRunDirIn, reached, readManifest } from './helpers/run-dirs.ts';
 import { SMALL_STUDY } from './helpers/small-study.ts';
 import { isAlive, processesIn, studyParts } from './helpers/study-processes.ts';
 
@@ -18,37 +19,6 @@ after(() => rm(out, { recursive: true, force: true }));
 
 /** The small study with a short recovery: about 15 s of load. */
 const STUDY = ['run', ...SMALL_STUDY, '--recovery', '4', '--recovery-rate', '10', '-q'];
-
-/** The run directory that appears under `dir` besides those in `before`, once it has a run.json. */
-async function newRunDirIn(dir: string, before: readonly string[]): Promise<string> {
-  let found: string | undefined;
-  const appeared = await waitFor(() => {
-    const runs = existsSync(dir) ? readdirSync(dir) : [];
-    found = runs
-      .filter((r) => !before.includes(r))
-      .map((r) => join(dir, r))
-      .find((r) => existsSync(join(r, 'run.json')));
-    return found !== undefined;
-  }, 60_000);
-  assert.ok(appeared && found, `a run directory appears in ${dir}`);
-  return found;
-}
-
-function readManifest(dir: string): RunManifest {
-  return JSON.parse(readFileSync(join(dir, 'run.json'), 'utf8')) as RunManifest;
-}
-
-/** Waits until run.json says the load reached `step` (it is rewritten as each step begins). */
-async function reached(dir: string, step: string): Promise<void> {
-  const ok = await waitFor(() => {
-    try {
-      return readManifest(dir).reachedStep === step;
-    } catch {
-      return false; // between the temp file and its rename
-    }
-  }, 60_000);
-  assert.ok(ok, `run.json reached ${step}`);
-}
 
 /**
  * Runs the small study into `outDir`, and once it reaches r120 calls `strike` with plateau's
