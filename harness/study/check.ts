@@ -172,6 +172,7 @@ export async function runCheck(
     await resetSteps(url);
     progress(`checking ${plan.ratePerSec}/s for ${plan.durationSeconds} s`);
     const vus = Math.max(10, Math.ceil(plan.ratePerSec / 2));
+    report({ phase: STARTING_PHASE });
     const apiPort = await freeLoopbackPort();
     const { child, command } = startLoad({
       engine: plan.engine,

@@ -410,6 +410,9 @@ async function startLoadPart(
   load: { url: string; script: string; bodyFile: string | undefined; vus: VuSizing; hasSteps: boolean },
 ): Promise<void> {
   const { plan, dir, manifest, progress } = run;
+  // Said before the spawn, not from the first live sample: a generator that reports its
+  // scenarios running within that first second would otherwise skip the line.
+  progress({ phase: STARTING_PHASE });
   const apiPort = await freeLoopbackPort();
   const started = startLoad({
     engine: plan.engine,
