@@ -14,7 +14,7 @@ import { NEXT_LIMIT } from './verdict/next-limit.ts';
 import { collapseOf, overloadOf } from './verdict/overload.ts';
 import { findPlateau } from './verdict/plateau.ts';
 import { recoveryFrom } from './verdict/recovery.ts';
-import { safeStepOf } from './verdict/safe-limit.ts';
+import { passedAtPlateau, safeStepOf } from './verdict/safe-limit.ts';
 import { scalingOf } from './verdict/scaling.ts';
 import { type LimitFinding, stepsCeilings } from './verdict/steps-limit.ts';
 
@@ -95,7 +95,17 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
       : null;
   if (littlesLaw?.disagreement) notes.push(`Little's Law disagrees: ${littlesLaw.disagreement}`);
 
-  const safe = safeStepOf(rateRows, objectives);
+  const safe = safeStepOf(
+    rateRows,
+    objectives,
+    found ? { index: found.index, servedPerSec: found.servedPerSec } : null,
+  );
+  const tooClose = found ? passedAtPlateau(rateRows, objectives, safe) : undefined;
+  if (tooClose && found) {
+    notes.push(
+      `${tooClose.step} met the objectives (p95 ${fmt(tooClose.latencyMs.p95)} ms) but is not quoted as safe: it is at or above the plateau of ${fmt(found.servedPerSec)}/s, where any burst queues`,
+    );
+  }
   // Recovery, from the server's per-second timeline (or, for a service without one, the first
   // limit's own published series), judged against the recovery rate's own level.
   const timeline =

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { SaturationRow } from '../../contract/index.ts';
-import { safeStepOf } from './safe-limit.ts';
+import { passedAtPlateau, safeStepOf } from './safe-limit.ts';
 import { rateRow } from './test-rows.ts';
 
 const objectives = { p95Ms: 250, failRate: 0.01 };
@@ -45,4 +45,39 @@ test('the safe limit is the highest step, counting up from the first, that met t
     { says: 'no rows', rows: [], safe: undefined },
   ];
   for (const c of cases) assert.equal(safeStepOf(c.rows, objectives)?.step, c.safe, c.says);
+});
+
+test('the safe limit is never at or above the plateau, though a step there met the objectives for one hold', () => {
+  const rows = [
+    rateRow(20, 20),
+    rateRow(40, 40),
+    rateRow(60, 60),
+    rateRow(80, 78.9, p95(183.8)),
+    rateRow(100, 78),
+  ];
+  const cases: {
+    says: string;
+    plateau: { index: number; servedPerSec: number } | null;
+    safe: string | undefined;
+  }[] = [
+    // A JVM service's plateau: 78.9/s served from r080, whose p95 of 184 ms met the objective: r060.
+    { says: 'the plateau step', plateau: { index: 3, servedPerSec: 78.9 }, safe: 'r060' },
+    // A plateau at r100 that held only 59/s: r060 offered more than that, so r040.
+    { says: 'offered above the plateau', plateau: { index: 4, servedPerSec: 59 }, safe: 'r040' },
+    // No plateau given: every step that met the objectives counts, up to r100.
+    { says: 'no plateau', plateau: null, safe: 'r100' },
+  ];
+  for (const c of cases) assert.equal(safeStepOf(rows, objectives, c.plateau)?.step, c.safe, c.says);
+});
+
+test('the step left out for being at the plateau is named, so the record can say why the safe limit is lower', () => {
+  const rows = [rateRow(20, 20), rateRow(40, 40), rateRow(60, 60), rateRow(80, 78.9, p95(183.8))];
+  const safe = safeStepOf(rows, objectives, { index: 3, servedPerSec: 78.9 });
+  assert.equal(passedAtPlateau(rows, objectives, safe)?.step, 'r080');
+  // A plateau step that missed the objectives anyway is no news.
+  const missed = [rateRow(20, 20), rateRow(40, 40), rateRow(60, 60), rateRow(80, 70, p95(400))];
+  assert.equal(
+    passedAtPlateau(missed, objectives, safeStepOf(missed, objectives, { index: 3, servedPerSec: 70 })),
+    undefined,
+  );
 });
