@@ -24,6 +24,13 @@ test('a pool is full when its slots are taken and callers queue for them', () =>
     { says: 'wait of 1 ms', now: pool({ inUseMean: 4, waitMsMean: 1 }), saturated: false },
     // 4 of 4 and callers refused (timed out waiting): full.
     { says: 'refused', now: pool({ inUseMean: 4, refused: 5 }), saturated: true },
+    // 3.4 of 4 (84 %) by once-a-second readings, with 6 waiting on average: every slot was
+    // taken whenever they waited (HikariCP behind a full pgbouncer).
+    {
+      says: 'readings under 90 %, many waiting',
+      now: pool({ inUseMean: 3.4, waitingMean: 6 }),
+      saturated: true,
+    },
     // In use unknown (Debian's pgbouncer exporter): 2 clients waiting say every slot is taken.
     { says: 'in use unknown, waiting', now: pool({ waitingMean: 2 }), saturated: true },
     // In use unknown and half a client waiting: not full.
