@@ -5,7 +5,8 @@ import { nowMs, type TestRuntime } from '../runtime.ts';
 
 /**
  * Builds the `k6` module for a run. `check` and `group` are synchronous, as in k6, and
- * refuse async callbacks. `sleep` returns a promise (k6's returns undefined; awaiting
+ * refuse async callbacks; a check callback that throws counts as a failed check, then the
+ * exception propagates. `sleep` returns a promise (k6's returns undefined; awaiting
  * either is fine), which settles early when the iteration is interrupted.
  */
 export function createK6Module(runtime: TestRuntime) {
@@ -18,7 +19,18 @@ export function createK6Module(runtime: TestRuntime) {
       if (isAsyncFunction(predicate)) {
         throw new Error(`check "${name}" is an async function: check() does not support async functions`);
       }
-      const result = typeof predicate === 'function' ? predicate(value) : predicate;
+      // A callback that throws is a failed check, recorded before the exception goes on to
+      // end the iteration; the checks after it are not run (k6 v0.49's order).
+      let thrown: { error: unknown } | undefined;
+      let result: unknown = predicate;
+      if (typeof predicate === 'function') {
+        try {
+          result = predicate(value);
+        } catch (error) {
+          thrown = { error };
+          result = false;
+        }
+      }
       if (result instanceof Promise) {
         throw new Error(`check "${name}" returned a Promise: check() does not support async functions`);
       }
@@ -35,6 +47,7 @@ export function createK6Module(runtime: TestRuntime) {
         const tags = runtime.systemTags.check ? { ...base, check: name } : base;
         runtime.emitBuiltin('checks', ok ? 1 : 0, tags, undefined, runtime.sampleMetadata(context));
       }
+      if (thrown) throw thrown.error;
     }
     return all;
   }
