@@ -220,7 +220,7 @@ function k6Modules(modules: ModuleTable): esbuild.Plugin {
           return {
             errors: [
               {
-                text: `${args.path} is not available in plateau's embedded engine (it has ${Object.keys(modules).join(', ')}); run this script with real k6 (k6 run, or plateau run --engine k6)`,
+                text: unofferedModuleMessage(args.path, Object.keys(modules)),
               },
             ],
           };
@@ -235,6 +235,15 @@ function k6Modules(modules: ModuleTable): esbuild.Plugin {
       });
     },
   };
+}
+
+/**
+ * Why a script importing `path` (a k6 module the table lacks: `k6/ws`, `k6/net/grpc`,
+ * `k6/browser`, `k6/experimental/*`, …) cannot load, and the way out: real k6. The loader
+ * refuses it at load (exit 107) rather than when the import is first used mid-test.
+ */
+function unofferedModuleMessage(path: string, offered: readonly string[]): string {
+  return `the module "${path}" is not offered by plateau's embedded engine (it offers ${offered.join(', ')}): run this script with real k6, as \`plateau run --engine k6\` for a study or \`k6 run\` for the script alone`;
 }
 
 /** console for scripts: k6 logs console output on stderr with `source=console`. */
