@@ -3,6 +3,7 @@
 
 import { STATUS_CODES } from 'node:http';
 import type { ResponseCookie } from './cookies.ts';
+import { parseHTML, type Selection } from './html.ts';
 
 /** Request timings in ms, as `res.timings`. */
 export interface Timings {
@@ -36,7 +37,7 @@ export class HttpResponse {
   tls_cipher_suite: string;
   request: { method: string; url: string; headers: Record<string, string>; body: unknown };
 
-  constructor(fields: Omit<HttpResponse, 'json'>) {
+  constructor(fields: Omit<HttpResponse, 'json' | 'html'>) {
     this.status = fields.status;
     this.status_text = fields.status_text;
     this.proto = fields.proto;
@@ -60,6 +61,21 @@ export class HttpResponse {
       throw new Error('the response has no text body to parse as JSON (responseType is not text)');
     const parsed = JSON.parse(this.body) as unknown;
     return selector ? selectPath(parsed, selector) : parsed;
+  }
+
+  /**
+   * The body parsed as HTML (k6/html's Selection of the document), or the matches of
+   * `selector` in it. Throws, as k6 does, when there is no body (a failed request).
+   */
+  html(selector?: string): Selection {
+    if (this.body === null) {
+      throw new Error(
+        "the body is null so we can't transform it to HTML - this likely was because of a request error getting the response",
+      );
+    }
+    const text = typeof this.body === 'string' ? this.body : Buffer.from(this.body).toString('utf8');
+    const document = parseHTML(text, this.url);
+    return selector === undefined ? document : document.find(selector);
   }
 }
 

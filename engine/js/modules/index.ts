@@ -5,6 +5,7 @@ import { createCryptoModule } from './crypto.ts';
 import { createDataModule } from './data.ts';
 import { createEncodingModule } from './encoding.ts';
 import { createExecutionModule } from './execution.ts';
+import { createHtmlModule } from './html.ts';
 import { createHttpModule } from './http.ts';
 import { createK6Module } from './k6.ts';
 import { createMetricsModule } from './metrics.ts';
@@ -26,6 +27,7 @@ export function createModuleTable(
       'k6/data': createDataModule(runtime),
       'k6/encoding': createEncodingModule(),
       'k6/crypto': createCryptoModule(),
+      'k6/html': createHtmlModule(),
     },
     close: () => http.close(),
   };
