@@ -39,6 +39,9 @@ export async function startOrdersService(options: OrdersServiceOptions): Promise
     max: poolMax,
     connectionTimeoutMillis: acquireTimeoutMs,
   });
+  // An idle client whose database goes away (a restart, a shutdown) emits 'error' on the
+  // pool: without a listener that is an uncaught exception that ends the service.
+  pool.on('error', (error) => options.log?.(`database connection lost: ${error.message}`));
   await pool.query(
     'CREATE TABLE IF NOT EXISTS orders (id serial PRIMARY KEY, sku text NOT NULL, qty int NOT NULL, created timestamptz NOT NULL DEFAULT now())',
   );
