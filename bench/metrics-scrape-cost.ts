@@ -27,6 +27,7 @@ import { MeterLog, type MeterSource } from '../harness/sources/meter-source.ts';
 import { MetricsEndpointSource } from '../harness/sources/metrics-endpoint.ts';
 import { PostgresActivitySource } from '../harness/sources/postgres-activity.ts';
 import { startJvmService } from '../test/helpers/jvm-service.ts';
+import { startReferenceService } from './lib/reference-service.ts';
 
 const [serviceArg = 'jvm', ...numbers] = process.argv.slice(2);
 const [rate = 100, roundSeconds = 20, rounds = 1] = numbers.map(Number);
@@ -72,18 +73,7 @@ async function startJvm(): Promise<Studied> {
 }
 
 async function startReference(): Promise<Studied> {
-  const child = spawn(process.execPath, [bin, 'serve'], {
-    env: { ...process.env, PORT: '0', DATABASE_URL: db.url, SHED: 'off' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const match = /listening on (\S+)/.exec(out);
-      if (match) resolve(match[1]!);
-    });
-  });
+  const { child, url } = await startReferenceService(db.url, { SHED: 'off' });
   return {
     baseUrl: url,
     endpoint: '/statement',

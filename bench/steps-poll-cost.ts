@@ -18,6 +18,7 @@ import type { ServerLiveReport, ServerStepReport } from '../contract/index.ts';
 import { engineNodeFlags } from '../engine/node-flags.ts';
 import { buildK6Scripts } from '../harness/build-scripts.ts';
 import { openDatabase } from '../harness/db/database.ts';
+import { startReferenceService } from './lib/reference-service.ts';
 
 const [rate = 90, roundSeconds = 20, rounds = 1] = process.argv.slice(2).map(Number);
 const bin = fileURLToPath(new URL('../bin/plateau.js', import.meta.url));
@@ -44,18 +45,7 @@ const getJson = async <T>(url: string, method = 'GET'): Promise<T> => {
 };
 
 const db = await openDatabase({ databaseUrl: process.env.DATABASE_URL });
-const service = spawn(process.execPath, [bin, 'serve'], {
-  env: { ...process.env, PORT: '0', DATABASE_URL: db.url, SHED: 'off' },
-  stdio: ['ignore', 'pipe', 'inherit'],
-});
-const url = await new Promise<string>((resolve) => {
-  let out = '';
-  service.stdout!.on('data', (d: Buffer) => {
-    out += d.toString();
-    const match = /listening on (\S+)/.exec(out);
-    if (match) resolve(match[1]!);
-  });
-});
+const { child: service, url } = await startReferenceService(db.url, { SHED: 'off' });
 const [script] = await buildK6Scripts({
   entries: [fileURLToPath(new URL('../scripts/constant-rate.ts', import.meta.url))],
 });
