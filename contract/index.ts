@@ -1,6 +1,7 @@
 // The types every part of plateau shares. No runtime dependencies.
 
 export * from './analysis.ts';
+export * from './curve-fit.ts';
 export * from './database.ts';
 export * from './errors.ts';
 export * from './exit-codes.ts';
