@@ -157,8 +157,8 @@ function observedMetrics(registry: MetricRegistry): (Metric | Submetric)[] {
 /**
  * One metric's resource. `sample` by type, as k6's sinks format it: counter `count` and
  * `rate` (per second of test time, `elapsedMs`); gauge `value`; rate `rate`; trend `avg`,
- * `max`, `med`, `min`, `p(90)`, `p(95)`, whole-run figures (a trend's percentiles sort
- * its values: the costly one to read). `tainted` is null without thresholds.
+ * `max`, `med`, `min`, `p(90)`, `p(95)`, whole-run figures (a trend's percentiles walk its
+ * histogram: microseconds, engine/metrics/sinks.ts). `tainted` is null without thresholds.
  */
 export function metricResource(metric: Metric | Submetric, elapsedMs: number) {
   const parent = 'parent' in metric ? metric.parent : metric;

@@ -1,6 +1,6 @@
 // Results per scenario and per group inside it, for `--summary-mode full` (k6 v1's SCENARIO
 // and GROUP sections). Fed every sample while the test runs; only in full mode, as it keeps
-// a second copy of every trend value.
+// a second set of sinks per scenario and per group (a trend's is a bounded histogram).
 import type { SampleContainer } from '../metrics/metric.ts';
 import { type MetricType, newSink, type ValueKind } from '../metrics/sinks.ts';
 
