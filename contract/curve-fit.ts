@@ -54,26 +54,24 @@ export interface KneeFit {
   servedPerSec: number;
   /** s: served per offered below the knee (1 when served follows exactly). */
   slopeBelow: number;
-  /**
-   * t: served gained per offered past the knee (0 flat, below 0 a collapse). Assumed 0 when
-   * only one step lies past the knee, which cannot place a slope and a knee both.
-   */
+  /** t: served gained per offered past the knee (0 flat, below 0 a collapse). */
   slopePast: number;
+  /** t was held at 0: too few steps lie past the knee to place a slope and the knee both. */
   slopePastAssumed: boolean;
-  /** Steps at or below the knee, and past it. */
+  /** Distinct offered rates at or below the knee, and past it. */
   stepsBelow: number;
   stepsPast: number;
   rSquared: number;
-  /** √(SSE ÷ (n − 3)), per s (null with n ≤ 3). */
+  /** √(SSE ÷ (n − 3)), per s (n − 2 with the slope past held; null when nothing is left over). */
   residualPerSec: number | null;
   /** `poor fit: <reasons>` when the knee should not be read as a figure; else null. */
   warning: string | null;
 }
 
-/** No knee: one straight line through the origin fits the steps (served followed, or never did). */
+/** No knee: served did not stop following offered within the steps (or never followed). */
 export interface KneeNone {
-  kind: 'straight';
-  /** Served per offered along that line. */
+  kind: 'none';
+  /** Served per offered along the straight line through the origin that best fits every step. */
   slope: number;
   /** Why no knee is named, in words. */
   reason: string;
