@@ -15,11 +15,15 @@ import { type AnalysisOutput, clientSecondsOf, DEFAULT_OBJECTIVES } from './anal
 import type { ReadStats } from './client-sample.ts';
 import type { ClientSteps } from './client-steps.ts';
 import { decideSweep, sweepAsVerdict, sweepRows } from './closed-sweep.ts';
+import { fitUsl, sweepUslPoints } from './fit/usl.ts';
 import { renderSweepRecord, renderSweepTableMarkdown, renderSweepTableText } from './render-sweep.ts';
 import { rowsStanding } from './run-ending.ts';
 import { loadSweepTemplates } from './templates.ts';
 
-/** The closed-model branch of {@link analyze}: the sweep's rows, verdict, record and tables. */
+/**
+ * The closed-model branch of {@link analyze}: the sweep's rows, verdict (with the USL fitted to
+ * goodput per level), record and tables.
+ */
 export async function analyzeSweep(input: {
   rows: SaturationRow[];
   client: ClientSteps;
@@ -45,7 +49,7 @@ export async function analyzeSweep(input: {
     rows.filter((r) => !r.cutShort),
     recoveryVus,
   );
-  const verdict = decideSweep(sweep, {
+  const decided = decideSweep(sweep, {
     recoveryVus,
     deadlineMs: load?.timeoutSeconds !== undefined ? load.timeoutSeconds * 1000 : null,
     goodputBySecond: (fromS, toS) => {
@@ -57,6 +61,11 @@ export async function analyzeSweep(input: {
       ? { fromS: recoveryRow.window.startS, toS: recoveryRow.window.endS }
       : null,
   });
+  // The curve's shape: the Universal Scalability Law fitted to goodput per level of clients.
+  const verdict = {
+    ...decided,
+    usl: fitUsl(sweepUslPoints(sweep)),
+  };
   const notes = [...input.notes];
   if (!server) notes.push('no server side (GET /steps): completed/s and what was full are unknown');
   if (readStats.skipped > 0 || readStats.nulBytes > 0) {

@@ -94,7 +94,7 @@ function runView(run: ReportRun, confirmedBy: string | undefined) {
   const { analysis, manifest } = run;
   const closed = isClosedModel(analysis);
   const fields = closed ? undefined : recordFields(analysis, manifest, confirmedBy);
-  // record.txt's fields in its order; `predicted` and `scale on` only where the verdict has them.
+  // record.txt's fields in its order; `predicted`, `knee` and `scale on` only where the verdict has them.
   const record = fields
     ? [
         ['run', fields.run],
@@ -102,6 +102,7 @@ function runView(run: ReportRun, confirmedBy: string | undefined) {
         ['workload', fields.workload],
         ['first limit', fields.firstLimit],
         ['predicted', fields.predicted],
+        ['knee', fields.knee],
         ['evidence', fields.evidence],
         ['confirmed by', fields.confirmedBy],
         ['safe limit', fields.safeLimit],

@@ -1,5 +1,6 @@
 // Renders a closed-model sweep: its record (templates/sweep.txt.hbs) and its table.
 import type { AnalysisResult, RunManifest, SweepRow } from '../contract/index.ts';
+import { uslWords } from './fit/fit-words.ts';
 import { num, recordFields, type Templates } from './render.ts';
 
 /** The compiled templates of a sweep's record.txt and table.md (templates/sweep*.hbs). */
@@ -67,7 +68,10 @@ export function renderSweepTableMarkdown(templates: SweepTemplates, rows: SweepR
   return templates.table({ rows: rows.map(sweepCells) });
 }
 
-/** The record of a sweep: the service, the load, the goodput peak and what happened past it. */
+/**
+ * The record of a sweep: the service, the load, the goodput peak, the USL fitted to goodput
+ * (absent from analyses written before it) and what happened past the peak.
+ */
 export function renderSweepRecord(
   templates: SweepTemplates,
   analysis: AnalysisResult,
@@ -86,6 +90,7 @@ export function renderSweepRecord(
     workload: common.workload,
     model,
     peak: v.peak ? `${v.summary.split(';')[0]} (p95 ${num(v.peak.p95Ms)} ms)` : v.summary,
+    usl: v.usl ? uslWords(v.usl) : null,
     limit: v.limit,
     pastPeak: v.pastPeak,
     littlesLaw: v.littlesLaw,

@@ -151,11 +151,12 @@ test('the capacity record renders in the documented shape', () => {
     .split('\n')
     .filter(Boolean)
     .map((l) => l.split(':')[0]);
-  assert.deepEqual(labels.slice(0, 12), [
+  assert.deepEqual(labels.slice(0, 13), [
     'service',
     'workload',
     'first limit',
     'predicted',
+    'knee',
     'evidence',
     'confirmed by',
     'safe limit',

@@ -5,6 +5,7 @@ import { basename } from 'node:path';
 import Handlebars from 'handlebars';
 import type { AnalysisResult, ResourceStepFigures, RunManifest, SaturationRow } from '../contract/index.ts';
 import { databaseDownMsOf, isDatabaseOutageRow } from './database-outage.ts';
+import { kneeWords } from './fit/fit-words.ts';
 import { runLine } from './run-ending.ts';
 
 /** The compiled templates of `record.txt` and `table.md`. */
@@ -246,6 +247,7 @@ export function recordFields(
         ? `${v.firstLimit.name ?? v.firstLimit.resource}, ${num(plateau.servedPerSec)} served/s`
         : v.firstLimit.summary,
     predicted: v.prediction ? predictedWords(v.prediction) : null,
+    knee: kneeWords(v.knee, plateau),
     evidence: !plateau
       ? ended
         ? 'none: the run ended before any plateau'

@@ -3,6 +3,7 @@
 // safe limit, overload, recovery, scaling); this file puts them in order.
 import type { SaturationRow, Verdict } from '../contract/index.ts';
 import { databaseOutageNotes, isDatabaseOutageRow } from './database-outage.ts';
+import { fitKnee } from './fit/knee.ts';
 import { criteriaChanges, DEFAULT_CRITERIA } from './verdict/criteria.ts';
 import { firstLimitOf } from './verdict/first-limit.ts';
 import { fmt } from './verdict/format.ts';
@@ -33,7 +34,8 @@ export type { VerdictInputs } from './verdict/inputs.ts';
  * that saturated there: plateau's own pool, CPU, database or admission gate, or one the
  * service publishes; the generator when the row is invalid; "unlisted" when none did),
  * the evidence, the predicted ceilings, Little's Law, the safe limit, overload, recovery,
- * database slots, what to scale on and what to watch next.
+ * database slots, what to scale on and what to watch next; and the knee of served against
+ * offered fitted to the valid rate steps (analysis/fit/knee.ts).
  */
 export function decideVerdict(inputs: VerdictInputs): Verdict {
   const { rows, settings, objectives } = inputs;
@@ -141,6 +143,15 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
       summary: limit.summary,
       ...(limit.name !== undefined ? { name: limit.name } : {}),
     },
+    // The knee fitted to every step that stands as evidence, beside the plateau the rule read.
+    knee:
+      rateRows.length > 0
+        ? fitKnee(
+            rateRows
+              .filter((r) => !r.invalid)
+              .map((r) => ({ offeredPerSec: r.offeredPerSec!, servedPerSec: r.servedPerSec })),
+          )
+        : null,
     evidence: { saturated: limit.saturated, flat: limit.flat },
     ...(ceilings.length > 0
       ? {

@@ -1,6 +1,7 @@
 // analysis.json: the saturation table, the verdict and its evidence. A stable contract:
 // CI scripts read verdict.plateau.servedPerSec, verdict.firstLimit.resource,
 // verdict.safeLimit.ratePerSec and verdict.recovery.seconds.
+import type { KneeResult } from './curve-fit.ts';
 import type { ResourceRole, ResourceStepFigures } from './resources.ts';
 import type { RunEnding } from './run-manifest.ts';
 import type { SweepRow, SweepVerdict } from './sweep.ts';
@@ -214,6 +215,12 @@ export interface Verdict {
    * autoscaler would do at the plateau when CPU is not the limit.
    */
   scaling?: { signal: string; cpuAutoscaler: string | null } | null;
+  /**
+   * The knee of served against offered fitted to every valid rate step (analysis/fit/knee.ts),
+   * beside the plateau the rule measured; null without rate steps (absent in analyses written
+   * before it).
+   */
+  knee?: KneeResult | null;
   /** Saturated columns at the plateau, and the columns that stayed flat. */
   evidence: { saturated: string[]; flat: string[] };
   littlesLaw: {

@@ -1,4 +1,5 @@
 // analysis.json's closed-model part: one row per level of clients, and what it shows.
+import type { UslResult } from './curve-fit.ts';
 
 /** One level of a closed-model sweep (or its recovery). */
 export interface SweepRow {
@@ -61,6 +62,12 @@ export interface SweepVerdict {
   /** N = X × R at each level. */
   littlesLaw: string;
   recovery: { clients: number | null; seconds: number | null; summary: string };
+  /**
+   * The Universal Scalability Law fitted to goodput per level (analysis/fit/usl.ts): σ, κ, the
+   * concurrency of peak goodput and the peak, with the fit's quality (absent in analyses
+   * written before it).
+   */
+  usl?: UslResult;
 }
 
 /** Goodput below this share of the peak counts as fallen (an inversion). */

@@ -15,7 +15,7 @@
 // over (σ, κ) with λ solved exactly for each. No npm library is used: ml-levenberg-marquardt
 // differentiates numerically with one absolute step (0.1 by default) and damps with the
 // identity, which suits neither κ ≈ 1e-4 beside λ ≈ 90 nor the bounds σ, κ ≥ 0.
-import type { CurveNotFitted, UslFit, UslResult } from '../../contract/index.ts';
+import type { CurveNotFitted, SweepRow, UslFit, UslResult } from '../../contract/index.ts';
 
 /** One measured level: N (clients, threads, processors) and its throughput, per s. */
 export interface UslPoint {
@@ -60,6 +60,13 @@ const HELD_WORDS = {
   kappaAtZero:
     'κ held at 0 (κ < 0 would fit better: throughput still climbed at the largest levels, faster than a levelling-off curve allows; sweep more clients for a peak)',
 } as const;
+
+/** A sweep's levels as points: clients against goodput per s (the recovery is not a level). */
+export function sweepUslPoints(rows: readonly SweepRow[]): UslPoint[] {
+  return rows
+    .filter((r) => r.step !== 'recovery')
+    .map((r) => ({ concurrency: r.clients, perSec: r.goodputPerSec }));
+}
 
 /** X(N) for the given coefficients, per s. */
 export function uslThroughput(n: number, c: UslCoefficients): number {
