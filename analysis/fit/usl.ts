@@ -41,9 +41,15 @@ export const USL_MIN_LEVELS = 3;
 export const USL_TRUSTED_LEVELS = 5;
 /**
  * Below this R² the law explains too little of how throughput moved with N for σ, κ or the
- * peak to be read as figures (Gunther's published fits are above 0.95).
+ * peak to be read as figures (Gunther's published fits are above 0.95)...
  */
 export const USL_MIN_R_SQUARED = 0.9;
+/**
+ * ...unless the points lie within this share of the mean throughput of the curve: a sweep
+ * whose goodput barely moved (a pool full from the first level) has little variation for R²
+ * to explain, and a residual this small is what a level's goodput differs by run to run.
+ */
+export const USL_NOISE_SHARE = 0.05;
 /**
  * A coefficient held at its bound (σ or κ at 0, σ at 1) makes the fit poor when freeing it
  * would fit better by more than this share of the variation in throughput (rounding aside):
@@ -116,8 +122,9 @@ export function uslRegression(points: readonly UslPoint[]): UslCoefficients | nu
  * λ ≥ 0, and judges the fit: R², the residual standard error (per s, on n − 3 degrees of
  * freedom), the peak N* = √((1 − σ)/κ) with X(N*) (none when κ = 0: the curve then rises
  * toward λ/σ), and a `poor fit:` warning naming every reason not to read the figures (fewer
- * than {@link USL_TRUSTED_LEVELS} levels, R² under {@link USL_MIN_R_SQUARED}, a coefficient
- * held at its bound). Points that are not finite, with N ≤ 0 or X < 0, are left out; with
+ * than {@link USL_TRUSTED_LEVELS} levels, R² under {@link USL_MIN_R_SQUARED} with the points
+ * further than {@link USL_NOISE_SHARE} of the mean from the curve, a coefficient held at a
+ * bound that binds). Points that are not finite, with N ≤ 0 or X < 0, are left out; with
  * fewer than {@link USL_MIN_LEVELS} distinct levels left, or no throughput at any, nothing is
  * fitted and the reason says why.
  */
@@ -147,7 +154,8 @@ export function fitUsl(input: readonly UslPoint[]): UslResult {
     reasons.push(
       `only ${levels} levels for three coefficients (${USL_TRUSTED_LEVELS} or more leave enough to judge the fit)`,
     );
-  if (rSquared < USL_MIN_R_SQUARED)
+  const residualPerSec = points.length > 3 ? Math.sqrt(sse / (points.length - 3)) : null;
+  if (rSquared < USL_MIN_R_SQUARED && !(residualPerSec !== null && residualPerSec <= USL_NOISE_SHARE * mean))
     reasons.push(`R² ${rSquared.toFixed(2)}: the law explains little of how throughput moved with N`);
   // A coefficient held at its bound matters when freeing it alone would fit better.
   for (const bound of heldAtBounds(fit)) {
@@ -163,7 +171,7 @@ export function fitUsl(input: readonly UslPoint[]): UslResult {
     peak: peakN === null ? null : { concurrency: peakN, perSec: uslThroughput(peakN, fit) },
     ceilingPerSec: peakN === null && sigma > 0 ? lambda / sigma : null,
     rSquared,
-    residualPerSec: points.length > 3 ? Math.sqrt(sse / (points.length - 3)) : null,
+    residualPerSec,
     maxConcurrency,
     warning: reasons.length > 0 ? `poor fit: ${reasons.join('; ')}` : null,
   };
