@@ -72,6 +72,9 @@ test('unbounded queue, deadlines and retries: goodput falls as clients are added
   const record = readFileSync(join(analysis.runDir, 'record.txt'), 'utf8');
   assert.match(record, /goodput peak: +2 clients/);
   assert.match(record, /past the peak: +past it, more clients completed less: 10 clients/);
+  // Two levels cannot place the Universal Scalability Law's three coefficients: it says so.
+  assert.equal(analysis.sweep!.verdict.usl?.kind, 'not-fitted');
+  assert.match(record, /^usl fit: +not fitted: 2 levels of concurrency/m);
   assert.equal(analysis.verdict.plateau, null, 'a sweep names no rate plateau');
   assert.equal(analysis.verdict.safeLimit.ratePerSec, null);
 });
