@@ -1,11 +1,11 @@
 #!/usr/bin/env node
-// Entry point: runs the TypeScript sources through tsx, so a checkout needs no build step.
+// Entry point: loads the TypeScript sources as one bundle built on first use (bin/cli-bundle.js),
+// so a checkout needs no build step.
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
-import { register } from 'tsx/esm/api';
+import { loadCli } from './cli-bundle.js';
 
-register();
-const { engineNodeFlags, needsEngineRelaunch } = await import('../engine/node-flags.ts');
+const { engineNodeFlags, needsEngineRelaunch, main } = await loadCli();
 
 let relaunch = false;
 try {
@@ -36,6 +36,5 @@ if (relaunch) {
     if (error.code === 'EPIPE') process.exit(0);
     throw error;
   });
-  const { main } = await import('../harness/cli.ts');
   await main(process.argv);
 }

@@ -1,16 +1,18 @@
 // "Any service": a JVM service plateau did not write (the JDK's HTTP server on a thread pool,
 // HikariCP in front of PostgreSQL, Micrometer's meter names at /actuator/prometheus), studied
 // with --metrics alone. The first limit is named by the service's own meters, and named right
-// whether it is the pool, the request threads (fewer than connections) or the CPU.
+// whether it is the pool or the request threads (fewer than connections); the CPU's case,
+// which needs the machine to itself, is test/jvm-cpu-limit.test.ts.
+// test-run: load
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import type { AnalysisResult, ResourcesReport, RunManifest } from '../contract/index.ts';
+import type { ResourcesReport, RunManifest } from '../contract/index.ts';
 import { type Database, openDatabase } from '../harness/db/database.ts';
-import { plateau } from './helpers/cli.ts';
-import { jvmAvailable, startJvmService } from './helpers/jvm-service.ts';
+import { jvmAvailable } from './helpers/jvm-service.ts';
+import { studyJvm } from './helpers/jvm-study.ts';
 
 const missing = jvmAvailable();
 if (missing) console.log(`# any-service suite not run: ${missing}`);
@@ -24,30 +26,7 @@ after(async () => {
   await db?.stop();
 });
 
-/** Studies the JVM service with `env` at `steps` (4 s holds), reading only its published meters. */
-async function study(
-  env: Record<string, string | number>,
-  steps: string,
-  options: { cpus?: string; prefix?: string[] } = {},
-): Promise<{ analysis: AnalysisResult & { runDir: string }; record: string }> {
-  const service = await startJvmService({ databaseUrl: db!.url, env, cpus: options.cpus });
-  try {
-    const result = await plateau(
-      [
-        'run',
-        ...['--target', service.ordersUrl, '--metrics', service.metricsUrl],
-        ...['--steps', steps, '--hold', '4', '--ramp', '1', '--recovery', '4', '--recovery-rate', '10'],
-        ...['--no-postgres-activity', '--json', '--out', outDir],
-      ],
-      { prefix: options.prefix },
-    );
-    assert.equal(result.code, 0, `${result.stderr}\n${service.log()}`);
-    const analysis = JSON.parse(result.stdout) as AnalysisResult & { runDir: string };
-    return { analysis, record: await readFile(join(analysis.runDir, 'record.txt'), 'utf8') };
-  } finally {
-    await service.stop();
-  }
-}
+const study = (env: Record<string, string | number>, steps: string) => studyJvm(db!.url, outDir, env, steps);
 
 test('the pool: 4 HikariCP connections of 50 ms behind 8 request threads', {
   skip: missing ?? false,
@@ -93,20 +72,4 @@ test('the request threads: 2 threads in front of 4 connections', { skip: missing
     v.evidence.flat.some((f) => f.startsWith('hikaricp pool orders')),
     `the pool is listed flat: ${v.evidence.flat.join('; ')}`,
   );
-});
-
-test('the CPU: 40 ms of CPU per request on the one core the JVM may use', {
-  skip: missing ?? false,
-}, async () => {
-  // 1 core ÷ 0.04 s = 25/s at most; 8 threads and 8 connections of 5 ms would serve far more.
-  // The JVM gets core 1 and plateau (the generator with it) core 0, so the JVM's CPU is its own.
-  const { analysis, record } = await study({ POOL_MAX: 8, THREADS: 8, QUERY_MS: 5, CPU_MS: 40 }, '8,16,40', {
-    cpus: '1',
-    prefix: ['taskset', '-c', '0'],
-  });
-  const v = analysis.verdict;
-  assert.equal(v.firstLimit.resource, 'cpu', `${v.firstLimit.summary}\n${record}`);
-  assert.equal(v.firstLimit.name, 'process cpu');
-  assert.ok(v.plateau!.servedPerSec > 15 && v.plateau!.servedPerSec < 28, record);
-  assert.equal(v.scaling?.cpuAutoscaler, null, 'a CPU limit needs no autoscaler warning');
 });

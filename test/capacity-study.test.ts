@@ -1,4 +1,5 @@
 // `plateau run` end to end: embedded PostgreSQL, the reference service, the embedded engine.
+// test-run: load
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -12,6 +13,7 @@ import { StepRecorder } from '../target-service/instrumentation/step-recorder.ts
 import { PLATEAU_BIN, plateau } from './helpers/cli.ts';
 import { processesMatching, waitFor } from './helpers/processes.ts';
 import { newRunDirIn, reached } from './helpers/run-dirs.ts';
+import { TEST_PAYLOAD } from './helpers/small-study.ts';
 import { startTestServer } from './helpers/test-server.ts';
 
 const bin = PLATEAU_BIN;
@@ -26,6 +28,7 @@ test('POOL_MAX=2, 50 ms queries: the study names the pool, with the plateau near
     'run',
     '--set',
     'POOL_MAX=2',
+    ...TEST_PAYLOAD,
     '--steps',
     '20,30,40,50,60',
     '--hold',
@@ -293,7 +296,7 @@ test('bad options and a remote target exit 104 before anything starts', async ()
 test('the service dying mid-run ends the study with a clear error naming it; the data is kept', async () => {
   const serveCommand = `${bin} serve`;
   const before = await readdir(out);
-  const result = await plateau(['run', '--quick', '--out', out, '-q'], {
+  const result = await plateau(['run', '--quick', ...TEST_PAYLOAD, '--out', out, '-q'], {
     onStart: () => {
       void (async () => {
         // Once the load has reached r040, kill the service as a crash would.
@@ -319,7 +322,7 @@ test('the service dying mid-run ends the study with a clear error naming it; the
 test('SIGINT mid-study: exit 105, an interrupted and analysable run, no orphan process', async () => {
   const postgresBefore = processesMatching('plateau-pg-').length;
   const before = await readdir(out);
-  const result = await plateau(['run', '--quick', '--out', out, '-q'], {
+  const result = await plateau(['run', '--quick', ...TEST_PAYLOAD, '--out', out, '-q'], {
     onStart: (child) => {
       void (async () => {
         // Mid-study: once the load has reached r040.

@@ -1,5 +1,6 @@
 // The closed-model sweep end to end: a configuration built to collapse, and the same with
 // deadlines honoured. Real service, real embedded PostgreSQL, the embedded engine.
+// test-run: load
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -2,6 +2,7 @@
 // small constant load and started again on the same port. No crash, 503 reason database
 // while it is away, 200s once it is back, and the outage in /steps, the timeline, /metrics
 // and the log.
+// test-run: load
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,6 +15,7 @@ import { startStatementService } from '../target-service/statement-service.ts';
 import { plateau } from './helpers/cli.ts';
 import { fetchText } from './helpers/http.ts';
 import { type RestartablePostgres, startRestartablePostgres } from './helpers/restartable-postgres.ts';
+import { TEST_PAYLOAD } from './helpers/small-study.ts';
 
 /** The longest a request may wait for a connection; no answer may take much longer. */
 const ACQUIRE_TIMEOUT_MS = 500;
@@ -235,6 +237,7 @@ test('a study through a database outage completes, marks the steps it touched as
         'QUERY_MS=20',
         '--set',
         'DATABASE_PROBE_MS=100',
+        ...TEST_PAYLOAD,
         '--steps',
         '20,40,60',
         '--hold',

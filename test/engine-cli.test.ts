@@ -1,4 +1,5 @@
 // `plateau engine run` as a process: k6's flags, exit codes, and SIGINT keeping the data.
+// test-run: load
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { readFile, writeFile } from 'node:fs/promises';

@@ -1,4 +1,5 @@
 // The shipped capacity bundle, run by the embedded engine against the reference service.
+// test-run: load
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,6 +1,7 @@
 // examples/orders-service: a service of the user's own (not the reference one), instrumented
 // with plateau's library, studied end to end with its own POST: the study reads its /steps
 // and names its pool.
+// test-run: load
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,5 +1,6 @@
 // `plateau init` writes a starter study that `plateau run` then runs from its directory,
 // reading plateau.config.json; flags override the file, and run.json says which came from it.
+// test-run: load
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,6 +1,7 @@
 // A study never fails because its monitoring did: a metrics endpoint that answers 404, one
 // that stops answering mid-run, and a declared resource whose series never appear each end
 // as a note in the record, and the verdict is the one plateau's own figures give.
+// test-run: load
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';

@@ -1,5 +1,6 @@
 // A study of your own endpoint without writing a script: --endpoint, --method, --body,
 // --header and --expect-status on `plateau run`, and `plateau check` reusing them.
+// test-run: load
 import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,18 +1,20 @@
 // The progress a person follows, as a CI log sees it (stderr not a terminal): plain lines
 // with the step, the plan's offered rate, the generator's sent and the service's served;
 // none with --quiet; stdout left to --json.
+// test-run: load
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { plateau } from './helpers/cli.ts';
+import { TEST_PAYLOAD } from './helpers/small-study.ts';
 
 const out = await mkdtemp(join(tmpdir(), 'plateau-progress-'));
 after(() => rm(out, { recursive: true, force: true }));
 
 const SHORT_STUDY = [
-  ...['--set', 'POOL_MAX=2', '--set', 'QUERY_MS=20'],
+  ...['--set', 'POOL_MAX=2', '--set', 'QUERY_MS=20', ...TEST_PAYLOAD],
   ...['--steps', '20,40', '--hold', '3', '--ramp', '1', '--recovery', '3', '--recovery-rate', '10'],
   ...['--out', out],
 ];

@@ -2,6 +2,7 @@
 // holding the JVM service's meters beside another service's (read through --prometheus and
 // --prometheus-match alone), and pgbouncer's pool_size as the limit behind a HikariCP pool
 // that is full only because its connections wait on pgbouncer (read from both --metrics).
+// test-run: load
 import assert from 'node:assert/strict';
 import { on } from 'node:events';
 import { mkdtemp, readFile } from 'node:fs/promises';

@@ -2,6 +2,7 @@
 // endpoint source reads them too; what readPrometheusServer gives for the window must be the
 // values the service served. Needs /usr/bin/prometheus (or PROMETHEUS_BIN); without it every
 // test here is skipped with one line saying why, never counted as passed.
+// test-run: load
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';

@@ -1,6 +1,7 @@
 // The verdict in the hard cases, end to end and small enough to check by hand: a service
 // that queues instead of refusing, one that refuses, and jittered arrivals. Each runs the
 // real study: embedded PostgreSQL, the reference service, the embedded engine.
+// test-run: load
 import assert from 'node:assert/strict';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

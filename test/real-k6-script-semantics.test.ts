@@ -2,6 +2,7 @@
 // must do the same: a check callback that throws, and k6/html (res.html(), parseHTML).
 // Needs a real k6 (K6_BIN, shared/k6/k6 beside the checkout, or PATH); without one every
 // test here is skipped with one line saying why. Scripts stay within ES2017 (k6 v0.49's Babel).
+// test-run: load
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';

@@ -1,4 +1,5 @@
 // report.html in a real browser: headless Chromium opens the report of a real small study.
+// test-run: load
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { cp, mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises';

@@ -1,11 +1,44 @@
 #!/usr/bin/env node
-// Finds every *.test.ts (unit tests beside their source, suites under test/) and runs them
-// with node's test runner through tsx. Arguments filter by path substring.
-import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
+// Finds every *.test.ts (unit tests beside their source, suites under test/) and runs each
+// file in its own `node --test` process, several at once. Arguments filter by path substring;
+// `--jobs N` sets how many files run at once (default 4, or PLATEAU_TEST_JOBS).
+//
+// The files are first bundled by esbuild in one call, each into one module (npm packages left
+// outside, `import.meta.url` kept as the source file's: bin/cli-bundle.js), because loading a
+// test's hundred-odd TypeScript modules one by one through tsx cost each file a second of CPU
+// before its first test; stack traces still name the sources (source maps).
+//
+// Most end-to-end suites spend their time waiting: a study at 40 requests/s against a pool of
+// two 50 ms connections uses a fifth of a core. So they share the machine, at most
+// LOAD_SLOTS of them at once (a file says `test-run: load` in its opening comment). A file
+// whose assertions depend on having the cores to itself (a rate the generator must hold, a
+// CPU that must be the limit, timings compared between two engines) says `test-run: solo`
+// and runs with nothing beside it. Unmarked files are unit tests and fill the other places.
+//
+// Files start longest first (test/durations.json, the seconds each took in the last full
+// run; `--save-durations` rewrites it), so the longest suites never start last. Each file's
+// processes carry PLATEAU_TEST_MARK=<its path>, inherited by all they start, so that a test
+// looking for processes it left behind (test/helpers/processes.ts) sees only its own. Each file's
+// output is printed whole when it ends, never interleaved. The files share one TMPDIR for the
+// run, removed at the end when everything passed (kept and named otherwise), so no test
+// leaves temporary files behind.
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { keepImportMetaUrl } from '../bin/cli-bundle.js';
 
 const ROOTS = ['lib', 'contract', 'scripts', 'engine', 'target-service', 'harness', 'analysis', 'test'];
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = dirname(HERE);
+const DURATIONS_FILE = join(HERE, 'durations.json');
+const REPORTER = join(HERE, 'helpers', 'count-reporter.mjs');
+/** At most this many `test-run: load` files at once. */
+const LOAD_SLOTS = 3;
+/** Seconds assumed for a file test/durations.json does not list, by its kind. */
+const UNKNOWN_SECONDS = { solo: 30, load: 20, unit: 1 };
 
 function find(dir) {
   let entries;
@@ -22,17 +55,257 @@ function find(dir) {
   });
 }
 
-const filters = process.argv.slice(2);
+/** `solo`, `load` or `unit`, from a `test-run:` line in the file's opening comment. */
+function kindOf(file) {
+  const head = readFileSync(file, 'utf8').slice(0, 2000);
+  const match = /^\/\/ test-run: (solo|load)\b/m.exec(head);
+  return match ? match[1] : 'unit';
+}
+
+function parseArgs(argv) {
+  const options = { filters: [], jobs: Number(process.env.PLATEAU_TEST_JOBS ?? 4), saveDurations: false };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--save-durations') options.saveDurations = true;
+    else if (arg === '--jobs' || arg.startsWith('--jobs=')) {
+      options.jobs = Number(arg.includes('=') ? arg.slice('--jobs='.length) : argv[++i]);
+    } else options.filters.push(arg);
+  }
+  if (!Number.isInteger(options.jobs) || options.jobs < 1) {
+    console.error(`--jobs (or PLATEAU_TEST_JOBS) must be a whole number of files at once, at least 1`);
+    process.exit(2);
+  }
+  return options;
+}
+
+function readDurations() {
+  try {
+    return JSON.parse(readFileSync(DURATIONS_FILE, 'utf8'));
+  } catch {
+    return {};
+  }
+}
+
+/**
+ * Bundles the test files into `outdir` (under node_modules, so that their npm imports resolve
+ * as from the sources); returns each file's bundle.
+ */
+async function bundleTests(files, outdir) {
+  await build({
+    absWorkingDir: ROOT,
+    entryPoints: files,
+    outbase: ROOT,
+    outdir,
+    outExtension: { '.js': '.mjs' },
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    sourcemap: 'linked',
+    logLevel: 'error',
+    plugins: [keepImportMetaUrl],
+  });
+  return new Map(files.map((file) => [file, join(outdir, file.replace(/\.ts$/, '.mjs'))]));
+}
+
+/** The files' processes still running. */
+const running = new Set();
+let interrupted;
+
+/**
+ * SIGINT or SIGTERM: no new file starts, each running file's process group gets SIGTERM (its
+ * `after` hooks and plateau's own cleanup stop what it started), then SIGKILL after 10 s.
+ */
+function interrupt(signal) {
+  if (interrupted) return;
+  interrupted = signal;
+  console.log(`\n${signal}: stopping ${running.size} running test files`);
+  const killGroups = (how) => {
+    for (const child of running) {
+      try {
+        process.kill(-child.pid, how);
+      } catch {
+        // Already gone.
+      }
+    }
+  };
+  killGroups('SIGTERM');
+  setTimeout(() => killGroups('SIGKILL'), 10_000).unref();
+}
+process.on('SIGINT', () => interrupt('SIGINT'));
+process.on('SIGTERM', () => interrupt('SIGTERM'));
+
+/** Runs one file's bundle; resolves with its exit code, output, counts and seconds. */
+function runFile(file, bundle, tmp) {
+  const countsFile = join(tmp, `${file.replaceAll('/', '_')}.counts.json`);
+  const started = performance.now();
+  const child = spawn(
+    process.execPath,
+    [
+      '--enable-source-maps',
+      '--test',
+      '--test-timeout=300000',
+      '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      `--test-reporter=${REPORTER}`,
+      `--test-reporter-destination=${countsFile}`,
+      bundle,
+    ],
+    // Its own process group, so that an interrupted run ends the file's whole tree (its
+    // services, engines and PostgreSQL), not only the test process.
+    {
+      env: { ...process.env, TMPDIR: tmp, PLATEAU_TEST_MARK: file },
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    },
+  );
+  running.add(child);
+  const output = [];
+  child.stdout.on('data', (chunk) => output.push(chunk));
+  child.stderr.on('data', (chunk) => output.push(chunk));
+  return new Promise((resolve) => {
+    child.on('close', (code, signal) => {
+      running.delete(child);
+      let counts;
+      try {
+        counts = JSON.parse(readFileSync(countsFile, 'utf8'));
+      } catch {
+        counts = undefined;
+      }
+      resolve({
+        file,
+        code: code ?? (signal ? 128 : 1),
+        signal,
+        output: Buffer.concat(output).toString(),
+        counts,
+        seconds: (performance.now() - started) / 1000,
+      });
+    });
+  });
+}
+
+/** Runs the files: solo ones alone, first; then the rest with at most `jobs` at once. */
+async function runAll(files, jobs, bundles, tmp, onDone) {
+  const solo = files.filter((f) => f.kind === 'solo');
+  const shared = files.filter((f) => f.kind !== 'solo');
+  const results = [];
+  for (const f of solo) {
+    if (interrupted) break;
+    const result = await runFile(f.file, bundles.get(f.file), tmp);
+    onDone(result, f.kind);
+    results.push(result);
+  }
+  const waiting = [...shared];
+  let active = 0;
+  let loadRunning = 0;
+  await new Promise((resolveAll) => {
+    const startNext = () => {
+      if ((waiting.length === 0 || interrupted) && active === 0) return resolveAll();
+      while (active < jobs && !interrupted) {
+        const index = waiting.findIndex((f) => f.kind !== 'load' || loadRunning < LOAD_SLOTS);
+        if (index === -1) return;
+        const [f] = waiting.splice(index, 1);
+        active++;
+        if (f.kind === 'load') loadRunning++;
+        runFile(f.file, bundles.get(f.file), tmp).then((result) => {
+          active--;
+          if (f.kind === 'load') loadRunning--;
+          onDone(result, f.kind);
+          results.push(result);
+          startNext();
+        });
+      }
+    };
+    startNext();
+  });
+  return results;
+}
+
+const options = parseArgs(process.argv.slice(2));
+const durations = readDurations();
 const files = ROOTS.flatMap(find)
-  .filter((file) => filters.length === 0 || filters.some((f) => file.includes(f)))
-  .sort();
+  .filter((file) => options.filters.length === 0 || options.filters.some((f) => file.includes(f)))
+  .map((file) => {
+    const kind = kindOf(file);
+    return { file, kind, expected: durations[file] ?? UNKNOWN_SECONDS[kind] };
+  })
+  .sort((a, b) => b.expected - a.expected || a.file.localeCompare(b.file));
 if (files.length === 0) {
-  console.error(`no test files match ${filters.join(' ')}`);
+  console.error(`no test files match ${options.filters.join(' ')}`);
   process.exit(1);
 }
-const result = spawnSync(
-  process.execPath,
-  ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-timeout=300000', ...files],
-  { stdio: 'inherit' },
+
+const started = performance.now();
+const tmp = mkdtempSync(join(tmpdir(), 'plateau-tests-'));
+// As open as /tmp itself: under root, PostgreSQL runs as the `postgres` user and must read
+// and write its files here.
+chmodSync(tmp, 0o1777);
+const bundleDir = join(ROOT, 'node_modules', '.cache', 'plateau', `tests-${process.pid}`);
+const bundles = await bundleTests(
+  files.map((f) => f.file),
+  bundleDir,
 );
-process.exit(result.status ?? 1);
+process.on('exit', () => rmSync(bundleDir, { recursive: true, force: true }));
+const kinds = { solo: 0, load: 0, unit: 0 };
+for (const f of files) kinds[f.kind]++;
+console.log(
+  `${files.length} test files: ${kinds.solo} alone, then ${kinds.load} end-to-end (≤ ${LOAD_SLOTS} at once) ` +
+    `and ${kinds.unit} unit files, ${options.jobs} at once`,
+);
+let finished = 0;
+const results = await runAll(files, options.jobs, bundles, tmp, (result, kind) => {
+  finished++;
+  const mark = result.code === 0 ? '✔' : '✖';
+  process.stdout.write(result.output);
+  const elapsed = ((performance.now() - started) / 1000).toFixed(0);
+  console.log(
+    `${mark} ${result.file} (${kind}, ${result.seconds.toFixed(1)} s) · ${finished}/${files.length} files · ${elapsed} s\n`,
+  );
+});
+
+const total = { pass: 0, fail: 0, skip: 0, todo: 0 };
+const skipped = [];
+const failedFiles = [];
+for (const result of results) {
+  if (result.counts) {
+    for (const key of Object.keys(total)) total[key] += result.counts[key];
+    skipped.push(...result.counts.skipped.map((line) => `${result.file}: ${line}`));
+  }
+  if (result.code !== 0) {
+    const failures =
+      result.counts?.failed.join('; ') || `exit ${result.code}${result.signal ? ` (${result.signal})` : ''}`;
+    failedFiles.push(`${result.file}: ${failures}`);
+  }
+}
+const seconds = (performance.now() - started) / 1000;
+console.log(`tests ${total.pass + total.fail + total.skip + total.todo}`);
+console.log(`pass ${total.pass}`);
+console.log(`fail ${total.fail}`);
+console.log(`skipped ${total.skip} (not counted as passing)`);
+for (const line of skipped) console.log(`  skipped: ${line}`);
+if (total.todo > 0) console.log(`todo ${total.todo}`);
+console.log(`duration ${seconds.toFixed(1)} s`);
+console.log('slowest files:');
+for (const result of [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 8))
+  console.log(`  ${result.seconds.toFixed(1).padStart(6)} s  ${result.file}`);
+
+if (options.saveDurations && options.filters.length === 0) {
+  const measured = Object.fromEntries(
+    results.map((r) => [r.file, Math.round(r.seconds * 10) / 10]).sort(([a], [b]) => a.localeCompare(b)),
+  );
+  writeFileSync(DURATIONS_FILE, `${JSON.stringify(measured, null, 2)}\n`);
+  console.log(`wrote ${DURATIONS_FILE}`);
+}
+
+if (interrupted) {
+  console.log(`interrupted by ${interrupted}: ${files.length - results.length} files not run`);
+  process.exit(interrupted === 'SIGINT' ? 130 : 143);
+}
+if (failedFiles.length > 0) {
+  console.log(`\nFAILED (${failedFiles.length} files); their temporary files are kept in ${tmp}:`);
+  for (const line of failedFiles) console.log(`  ${line}`);
+  process.exit(1);
+}
+rmSync(tmp, { recursive: true, force: true });

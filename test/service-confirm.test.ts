@@ -1,6 +1,7 @@
 // A study of your own service that plateau starts from plateau.config's `service:`: `plateau
 // run` starts it, loads it, keeps its log and stops it on every ending path, and `plateau
 // confirm --set` starts it again with one env setting changed and shows that change.
+// test-run: load
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';

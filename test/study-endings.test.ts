@@ -1,4 +1,5 @@
 // Every way a study can end leaves an honest run directory: real parts killed mid-study.
+// test-run: load
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';

@@ -1,7 +1,30 @@
 // Finding processes by command line, to prove nothing was left running; whether a tool can run.
 import { accessSync, constants, readdirSync, readFileSync } from 'node:fs';
 
-/** PIDs of live processes whose command line contains `needle`. */
+/**
+ * test/run-tests.mjs runs several test files at once and gives each a PLATEAU_TEST_MARK in its
+ * environment, which every process it starts inherits. A process carrying another file's mark
+ * is that file's, not this one's: counting it as left behind, or killing it, would be wrong.
+ */
+const MARK = process.env.PLATEAU_TEST_MARK;
+
+/** Whether process `pid` was started by another test file (it carries another file's mark). */
+function isAnotherFiles(pid: string): boolean {
+  if (MARK === undefined) return false;
+  let environ: string;
+  try {
+    environ = readFileSync(`/proc/${pid}/environ`, 'utf8');
+  } catch {
+    return false;
+  }
+  const mark = environ.split('\0').find((line) => line.startsWith('PLATEAU_TEST_MARK='));
+  return mark !== undefined && mark !== `PLATEAU_TEST_MARK=${MARK}`;
+}
+
+/**
+ * PIDs of live processes whose command line contains `needle`, leaving out those another test
+ * file started (a process with no mark at all is counted: nothing is missed).
+ */
 export function processesMatching(needle: string): number[] {
   const pids: number[] = [];
   for (const entry of readdirSync('/proc')) {
@@ -9,7 +32,7 @@ export function processesMatching(needle: string): number[] {
     try {
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replaceAll('\0', ' ');
       const state = readFileSync(`/proc/${entry}/stat`, 'utf8').split(') ')[1]?.[0];
-      if (cmdline.includes(needle) && state !== 'Z') pids.push(Number(entry));
+      if (cmdline.includes(needle) && state !== 'Z' && !isAnotherFiles(entry)) pids.push(Number(entry));
     } catch {
       // The process ended while we looked.
     }

@@ -2,8 +2,10 @@
 // with the same arguments, collecting what each wrote.
 
 import { execFileSync, spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { after } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { parse } from 'csv-parse/sync';
 import { PLATEAU_BIN } from './cli.ts';
@@ -112,4 +114,35 @@ export async function runEngine(
     .then((t) => JSON.parse(t) as EngineOutcome['exported'])
     .catch(() => undefined);
   return { engine, code, stdout, stderr, rows, header, exported };
+}
+
+/** What a suite comparing the two engines shares: real k6 (or why not), and a directory. */
+export interface RealK6Suite {
+  /** Real k6, when found. */
+  k6: RealK6 | undefined;
+  /** Each test's `skip`: false, or the one line saying why the suite did not run. */
+  skip: string | false;
+  /** A temporary directory for the suite's files, removed after it. */
+  dir: string;
+  /** An exit's code and the end of its stderr, for an assertion's message. */
+  failure(outcome: EngineOutcome): string;
+}
+
+/**
+ * Finds real k6 for the suite `name`, prints one line saying which (or why the suite is not
+ * run), and makes its temporary directory, removed after the file's tests.
+ */
+export async function useRealK6(name: string): Promise<RealK6Suite> {
+  const found = findRealK6();
+  const k6 = typeof found === 'string' ? undefined : found;
+  const skip = typeof found === 'string' ? `${name} suite not run: ${found}` : false;
+  process.stdout.write(skip ? `# ${skip}\n` : `# ${name} suite: ${k6!.version} (${k6!.bin})\n`);
+  const dir = await mkdtemp(join(tmpdir(), `plateau-${name}-`));
+  after(() => rm(dir, { recursive: true, force: true }));
+  return {
+    k6,
+    skip,
+    dir,
+    failure: (o) => `${o.engine} exit ${o.code}\n${o.stderr.slice(-1500)}`,
+  };
 }

@@ -1,0 +1,138 @@
+// Loads the CLI's sources as one esbuild bundle, built on first use and rebuilt whenever any
+// file it was built from changes, so a checkout still needs no build step.
+//
+// Why: through tsx, every start of `plateau` (and each service and engine a study starts)
+// resolved, transformed and linked some 300 TypeScript modules one by one, a second and
+// more of CPU before the first line of work; the tests start plateau hundreds of times. One
+// bundled file of the same sources loads in a fraction of that (npm packages stay outside
+// it, loaded from node_modules as before).
+//
+// The bundle and a list of its inputs (path, size, mtime) live in node_modules/.cache/plateau.
+// A start stats the inputs (milliseconds) and rebuilds when one differs. Several processes
+// starting at once may each build: each writes its own file and renames it into place, and the
+// bundle's name is its content's hash, so a reader never sees a half-written or mixed bundle.
+// PLATEAU_NO_BUNDLE=1 loads the sources through tsx instead (stack traces with the sources'
+// own lines); so does any failure to build or write the bundle.
+import { createHash } from 'node:crypto';
+import {
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ENTRY = join(ROOT, 'harness', 'cli-entry.ts');
+const CACHE_DIR = join(ROOT, 'node_modules', '.cache', 'plateau');
+const MANIFEST = join(CACHE_DIR, 'cli.json');
+/** Bundles older than this are removed when a new one is written (a process may still be loading one). */
+const STALE_MS = 60 * 60 * 1000;
+
+/** The CLI's entry module: `{ main, engineNodeFlags, needsEngineRelaunch }`. */
+export async function loadCli() {
+  if (process.env.PLATEAU_NO_BUNDLE !== '1') {
+    const bundle = currentBundle() ?? (await buildBundle().catch(() => undefined));
+    if (bundle) return import(pathToFileURL(bundle).href);
+  }
+  const { register } = await import('tsx/esm/api');
+  register();
+  return import(pathToFileURL(ENTRY).href);
+}
+
+/** The bundle's path when the manifest's inputs are all unchanged, else undefined. */
+function currentBundle() {
+  let manifest;
+  try {
+    manifest = JSON.parse(readFileSync(MANIFEST, 'utf8'));
+  } catch {
+    return undefined;
+  }
+  if (manifest.node !== process.version) return undefined;
+  for (const [path, [size, mtimeMs]] of Object.entries(manifest.inputs)) {
+    let stat;
+    try {
+      stat = statSync(join(ROOT, path));
+    } catch {
+      return undefined;
+    }
+    if (stat.size !== size || stat.mtimeMs !== mtimeMs) return undefined;
+  }
+  return join(CACHE_DIR, manifest.bundle);
+}
+
+/**
+ * Each source file's `import.meta.url` becomes that file's own URL, so that paths the code
+ * finds relative to itself (templates, docs, package.json, bin/plateau.js) are the same as
+ * when it runs from its source file.
+ */
+export const keepImportMetaUrl = {
+  name: 'keep-import-meta-url',
+  setup(build) {
+    build.onLoad({ filter: /\.ts$/ }, (args) => {
+      if (args.path.includes('/node_modules/')) return undefined;
+      const source = readFileSync(args.path, 'utf8');
+      const url = JSON.stringify(pathToFileURL(args.path).href);
+      return { contents: source.replaceAll('import.meta.url', url), loader: 'ts' };
+    });
+  },
+};
+
+async function buildBundle() {
+  const { build } = await import('esbuild');
+  const started = Date.now();
+  const result = await build({
+    absWorkingDir: ROOT,
+    entryPoints: [ENTRY],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    write: false,
+    metafile: true,
+    logLevel: 'silent',
+    plugins: [keepImportMetaUrl],
+  });
+  const code = result.outputFiles[0].contents;
+  const name = `cli-${createHash('sha256').update(code).digest('hex').slice(0, 16)}.mjs`;
+  const inputs = {};
+  // A file changed while esbuild read it may be in the bundle as it was: then no manifest is
+  // written, and the next start builds again.
+  let settled = true;
+  for (const input of Object.keys(result.metafile.inputs)) {
+    if (input.includes('node_modules/')) continue;
+    const stat = statSync(join(ROOT, input));
+    if (stat.mtimeMs >= started) settled = false;
+    inputs[input] = [stat.size, stat.mtimeMs];
+  }
+  mkdirSync(CACHE_DIR, { recursive: true });
+  const bundle = join(CACHE_DIR, name);
+  writeAtomically(bundle, code);
+  if (settled) writeAtomically(MANIFEST, JSON.stringify({ node: process.version, bundle: name, inputs }));
+  removeStaleBundles(name);
+  return bundle;
+}
+
+function writeAtomically(path, contents) {
+  const temporary = `${path}.${process.pid}.tmp`;
+  writeFileSync(temporary, contents);
+  renameSync(temporary, path);
+}
+
+function removeStaleBundles(keep) {
+  const now = Date.now();
+  for (const name of readdirSync(CACHE_DIR)) {
+    if (name === keep || !/^cli-[0-9a-f]+\.mjs$/.test(name)) continue;
+    const path = join(CACHE_DIR, name);
+    try {
+      if (now - statSync(path).mtimeMs > STALE_MS) unlinkSync(path);
+    } catch {
+      // Another process removed it first.
+    }
+  }
+}
