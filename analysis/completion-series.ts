@@ -1,6 +1,16 @@
 // When responses completed and how many requests were in flight, along the client's clock.
 import type { LatencySummary } from '../contract/index.ts';
-import { LatencyHistogram } from '../lib/latency-histogram.ts';
+import { LatencyCounts } from './latency-counts.ts';
+import {
+  bounded,
+  expect,
+  finite,
+  packNumbers,
+  packRecords,
+  unbounded,
+  unpackNumbers,
+  unpackRecords,
+} from './summary-codec.ts';
 
 /** Width of a completion bin, s: fine enough for windows measured in seconds. */
 const BIN_SECONDS = 0.01;
@@ -8,6 +18,19 @@ const BIN_SECONDS = 0.01;
 interface Bin {
   answered: number;
   ok2xx: number;
+}
+
+/** A CompletionSeries as the client summary keeps it (see {@link CompletionSeries.state}). */
+export interface CompletionSeriesState {
+  /** Completion bins: [index step, answered, ok2xx]… */
+  bins: number[];
+  inFlight: number[];
+  sends: number[];
+  /** [second, LatencyCounts.encode()] pairs. */
+  latencyBySecond: [number, number[]][];
+  subSecond: boolean;
+  /** null: nothing completed yet. */
+  lastEndS: number | null;
 }
 
 /** What completed within one window of the client's clock. */
@@ -39,26 +62,33 @@ export interface WindowCounts {
  * Memory is bounded by the run's length, not its request count.
  */
 export class CompletionSeries {
-  readonly #bins = new Map<number, Bin>();
+  #bins = new Map<number, Bin>();
   /** In-flight changes per bin: +1 where a request was sent, −1 where it completed. */
-  readonly #inFlight = new Map<number, number>();
+  #inFlight = new Map<number, number>();
   /** Requests sent per bin. */
-  readonly #sends = new Map<number, number>();
-  readonly #latencyBySecond = new Map<number, LatencyHistogram>();
+  #sends = new Map<number, number>();
+  #latencyBySecond = new Map<number, LatencyCounts>();
   #sortedInFlight: number[] | undefined;
   #subSecond = false;
   #lastEndS = Number.NEGATIVE_INFINITY;
+  // Responses arrive nearly in time order: the last bin and second touched are usually the next.
+  #lastBinIndex = Number.NaN;
+  #lastBin: Bin | undefined;
+  #lastSecond = Number.NaN;
+  #lastHistogram: LatencyCounts | undefined;
 
   /** Adds one request that ended at `endS` (epoch s) after `durationMs`. */
   add(endS: number, durationMs: number, ok2xx: boolean): void {
     if (!this.#subSecond && endS % 1 !== 0) this.#subSecond = true;
     if (endS > this.#lastEndS) this.#lastEndS = endS;
     const endBin = Math.floor(endS / BIN_SECONDS);
-    let bin = this.#bins.get(endBin);
+    let bin = endBin === this.#lastBinIndex ? this.#lastBin : this.#bins.get(endBin);
     if (!bin) {
       bin = { answered: 0, ok2xx: 0 };
       this.#bins.set(endBin, bin);
     }
+    this.#lastBinIndex = endBin;
+    this.#lastBin = bin;
     bin.answered++;
     if (ok2xx) bin.ok2xx++;
     this.#sortedInFlight = undefined;
@@ -67,12 +97,51 @@ export class CompletionSeries {
     this.#sends.set(sendBin, (this.#sends.get(sendBin) ?? 0) + 1);
     this.#inFlight.set(endBin, (this.#inFlight.get(endBin) ?? 0) - 1);
     const second = Math.floor(endS);
-    let histogram = this.#latencyBySecond.get(second);
+    let histogram = second === this.#lastSecond ? this.#lastHistogram : this.#latencyBySecond.get(second);
     if (!histogram) {
-      histogram = new LatencyHistogram();
+      histogram = new LatencyCounts();
       this.#latencyBySecond.set(second, histogram);
     }
+    this.#lastSecond = second;
+    this.#lastHistogram = histogram;
     histogram.record(durationMs);
+  }
+
+  /** Everything added so far, for the client summary (JSON; maps in insertion order). */
+  state(): CompletionSeriesState {
+    return {
+      bins: packRecords(this.#bins, (bin) => [bin.answered, bin.ok2xx]),
+      inFlight: packNumbers(this.#inFlight),
+      sends: packNumbers(this.#sends),
+      latencyBySecond: [...this.#latencyBySecond].map(([second, h]) => [second, h.encode()]),
+      subSecond: this.#subSecond,
+      lastEndS: unbounded(this.#lastEndS),
+    };
+  }
+
+  /** The series `state()` described; SummaryShapeError when it is not such a state. */
+  static fromState(state: CompletionSeriesState): CompletionSeries {
+    expect(Array.isArray(state?.latencyBySecond), 'the completion series has no latency by second');
+    const latencyBySecond = new Map<number, LatencyCounts>();
+    for (const entry of state.latencyBySecond as unknown[]) {
+      const histogram = Array.isArray(entry) ? LatencyCounts.decode(entry[1]) : undefined;
+      expect(histogram !== undefined, 'a second of latency is damaged');
+      latencyBySecond.set(finite((entry as unknown[])[0], 'a second of latency'), histogram);
+    }
+    const series = new CompletionSeries();
+    series.#bins = unpackRecords(
+      state.bins,
+      2,
+      ([answered, ok2xx]) => ({ answered: answered!, ok2xx: ok2xx! }),
+      'bins',
+    );
+    series.#inFlight = unpackNumbers(state.inFlight, 'in flight');
+    series.#sends = unpackNumbers(state.sends, 'sends');
+    series.#latencyBySecond = latencyBySecond;
+    expect(typeof state.subSecond === 'boolean', 'subSecond is not a boolean');
+    series.#subSecond = state.subSecond;
+    series.#lastEndS = bounded(state.lastEndS, Number.NEGATIVE_INFINITY, 'lastEndS');
+    return series;
   }
 
   /** How finely the stamps resolve time, s: 1 for whole-second stamps, else 0.001. */
@@ -104,7 +173,7 @@ export class CompletionSeries {
       const share = overlap(from, from + width, startS, endS) / width;
       if (share > 0) sent += count * share;
     }
-    const latency = new LatencyHistogram();
+    const latency = new LatencyCounts();
     for (const [second, histogram] of this.#latencyBySecond) {
       // A second belongs to the window holding its middle.
       const middle = second + 0.5;

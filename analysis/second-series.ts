@@ -1,5 +1,6 @@
 // The client side second by second, for the report's charts: what was sent, what completed.
 import type { LatencySummary } from '../contract/index.ts';
+import { packNumbers, packRecords, unpackNumbers, unpackRecords } from './summary-codec.ts';
 
 /** One second of the client's clock (epoch second `t`, i.e. [t, t + 1)). */
 export interface ClientSecond {
@@ -35,6 +36,12 @@ export interface SecondExtras {
   cpuPct: ReadonlyMap<number, number>;
 }
 
+/** A SecondSeries as the client summary keeps it: [second step, sent, served, answered, shed, expired]… and [second step, VUs]… */
+export interface SecondSeriesState {
+  counts: number[];
+  vus: number[];
+}
+
 interface Counts {
   sent: number;
   served: number;
@@ -50,8 +57,8 @@ interface Counts {
  * second, and recording every duration twice would slow the pass for nothing.
  */
 export class SecondSeries {
-  readonly #counts = new Map<number, Counts>();
-  readonly #vus = new Map<number, number>();
+  #counts = new Map<number, Counts>();
+  #vus = new Map<number, number>();
   // Samples arrive nearly in time order: the last second touched is usually the next one.
   #lastT = Number.NaN;
   #last: Counts | undefined;
@@ -64,6 +71,33 @@ export class SecondSeries {
     else if (status === 503) done.shed++;
     else if (status === 504) done.expired++;
     this.#at(Math.floor(endS - Math.max(0, durationMs) / 1000)).sent++;
+  }
+
+  /** Everything added so far, for the client summary (JSON). */
+  state(): SecondSeriesState {
+    return {
+      counts: packRecords(this.#counts, (c) => [c.sent, c.served, c.answered, c.shed, c.expired]),
+      vus: packNumbers(this.#vus),
+    };
+  }
+
+  /** The series `state()` described; SummaryShapeError when it is not such a state. */
+  static fromState(state: SecondSeriesState): SecondSeries {
+    const series = new SecondSeries();
+    series.#counts = unpackRecords(
+      state?.counts,
+      5,
+      ([sent, served, answered, shed, expired]) => ({
+        sent: sent!,
+        served: served!,
+        answered: answered!,
+        shed: shed!,
+        expired: expired!,
+      }),
+      'counts by second',
+    );
+    series.#vus = unpackNumbers(state?.vus, 'VUs by second');
+    return series;
   }
 
   /** A `vus` sample: the VUs active at `timeS` (the highest of a second is kept). */

@@ -21,9 +21,15 @@ export class WholeLines extends Transform {
       done();
       return;
     }
-    const whole = Buffer.concat([this.#partial, chunk.subarray(0, newline + 1)]);
+    // The chunk itself is passed on, not a copy of it: only the held part line is joined.
+    let from = 0;
+    if (this.#partial.length > 0) {
+      from = chunk.indexOf(0x0a) + 1;
+      this.push(Buffer.concat([this.#partial, chunk.subarray(0, from)]));
+    }
+    if (from <= newline) this.push(chunk.subarray(from, newline + 1));
     this.#partial = Buffer.from(chunk.subarray(newline + 1));
-    done(null, whole);
+    done();
   }
 
   override _flush(done: TransformCallback): void {
