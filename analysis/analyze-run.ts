@@ -16,20 +16,21 @@ import { writeFileAtomic } from '../lib/atomic-write.ts';
 import { PLATEAU_VERSION } from '../lib/version.ts';
 import { type AnalysisOutput, clientSecondsOf, DEFAULT_OBJECTIVES } from './analysis-output.ts';
 import { analyzeSweep } from './analyze-sweep.ts';
-import { findClientFile, readClientFile, summaryRequestCount } from './client-files.ts';
-import type { ReadStats } from './client-sample.ts';
-import { ClientStepAggregator } from './client-steps.ts';
+import { findClientFile, summaryRequestCount } from './client-files.ts';
+import { readClientPass } from './client-pass.ts';
+import { CLIENT_SUMMARY_FILE } from './client-summary.ts';
 import { clockOffset } from './clock-offset.ts';
 import { useGeneratorCpu } from './generator-cpu.ts';
 import { inputStat, readJson } from './input-files.ts';
 import { jitteredSafeLimit } from './jittered-safe-limit.ts';
+import { refuseLiveRun } from './live-run.ts';
 import { readResources } from './read-resources.ts';
 import { renderRecord, renderTableMarkdown, renderTableText } from './render.ts';
 import { renderReport } from './render-report.ts';
 import { displayPath, reportRun } from './report-run.ts';
 import { attachResources } from './resources/attach-resources.ts';
 import { METER_LOG_FILE } from './resources/meter-log.ts';
-import { CompleteSeconds, endingOf, markCutShort, rowsStanding } from './run-ending.ts';
+import { endingOf, markCutShort, rowsStanding } from './run-ending.ts';
 import { endedNotes, runNotes } from './run-notes.ts';
 import { buildSaturationTable } from './saturation-table.ts';
 import { clientsFromTag, DRAIN_SECONDS } from './step-tags.ts';
@@ -60,6 +61,11 @@ export async function analyze(options: {
   generatorFile?: string | undefined;
   /** meters.ndjson: the service's published meters, read during (or after) the run. */
   meterFile?: string | undefined;
+  /**
+   * A run directory's client-summary.json.gz (client-summary.ts): the client side is taken
+   * from it when it matches the client file, and it is written when the file is read.
+   */
+  clientSummary?: string | undefined;
 }): Promise<AnalysisOutput> {
   const criteria = options.criteria ?? DEFAULT_CRITERIA;
   const manifest = options.manifestFile
@@ -68,27 +74,17 @@ export async function analyze(options: {
   const server = options.serverFile
     ? await readJson<ServerStepReport>(options.serverFile, 'plateau.server-steps')
     : undefined;
-  const aggregator = new ClientStepAggregator({
-    windowSeconds: options.windowSeconds ?? manifest?.load.holdSeconds ?? 10,
-  });
-  // Several instances of one segmented test merge sample by sample: every aggregate is a
-  // count, a histogram, a min/max or a per-second maximum, so the order does not matter.
   const clientFiles = typeof options.clientFile === 'string' ? [options.clientFile] : options.clientFile;
-  const readStats: ReadStats = { rows: 0, skipped: 0, nulBytes: 0 };
   // A run that ended early wrote only part of its last second: that second is left out.
   const ending = endingOf(manifest);
-  const complete = ending ? new CompleteSeconds((s) => aggregator.add(s)) : undefined;
-  for (const file of clientFiles) {
-    const stats = await readClientFile(file, complete ? (s) => complete.add(s) : (s) => aggregator.add(s), {
-      emptyOk: ending !== undefined,
-    });
-    readStats.rows += stats.rows;
-    readStats.skipped += stats.skipped;
-    readStats.nulBytes += stats.nulBytes;
-    if (stats.cut !== undefined) readStats.cut ??= `${basename(file)}: ${stats.cut}`;
-  }
-  const lastSecond = complete?.close();
-  const endingNotes = ending ? endedNotes(readStats, lastSecond) : [];
+  const pass = await readClientPass({
+    clientFiles,
+    windowSeconds: options.windowSeconds ?? manifest?.load.holdSeconds ?? 10,
+    lastSecondLeftOut: ending !== undefined,
+    summaryFile: options.clientSummary,
+  });
+  const { aggregator, readStats, lastSecond } = pass;
+  const endingNotes = [...(ending ? endedNotes(readStats, lastSecond) : []), ...pass.notes];
   const closedPlan = manifest?.load.model === 'closed';
   const client = aggregator.close(
     manifest && !closedPlan
@@ -218,7 +214,10 @@ export interface AnalyzePathOptions {
 /**
  * Analyses a run directory, or a bare k6 output file, and (for a directory) writes
  * analysis.json, resources.json (with meters), record.txt, table.md and report.html into it
- * atomically.
+ * atomically. A directory's client side is read once: the first analysis leaves
+ * client-summary.json.gz beside its client file, and later ones read that instead while it
+ * matches the file. A run still in progress (run.lock held by a live process, or a client file
+ * that grows while it is read) is refused with a PlateauError saying so.
  */
 export async function analyzePath(
   paths: string | readonly string[],
@@ -233,9 +232,11 @@ export async function analyzePath(
       runDir: null,
     };
   }
+  await refuseLiveRun(path);
   const clientFile = await findClientFile(path);
   const output = await analyze({
     clientFile,
+    clientSummary: join(path, CLIENT_SUMMARY_FILE),
     serverFile: join(path, 'server.json'),
     manifestFile: join(path, 'run.json'),
     steady: options.steady === true,

@@ -85,6 +85,14 @@ test('each thing the reader of the record must know of how the files were read i
       inputs: { client: { tagged: false, totalRequests: 2400 } },
       note: /^requests carry no step tag/,
     },
+    // A gzip file cut short in a run that completed (or a bare file): read to its last whole line.
+    {
+      says: 'gzip cut short',
+      inputs: {
+        readStats: { rows: 2400, skipped: 0, nulBytes: 0, cut: 'k6.csv.gz: unexpected end of file' },
+      },
+      note: /^k6\.csv\.gz: unexpected end of file: the file ends mid-stream .*; it was read to its last whole line$/,
+    },
     // Damaged records and NUL bytes.
     {
       says: 'damaged',
@@ -109,6 +117,12 @@ test('each thing the reader of the record must know of how the files were read i
     assert.equal(notes.length, 1, `${c.says}: ${notes.join(' | ')}`);
     assert.match(notes[0]!, c.note, c.says);
   }
+});
+
+test("a gzip file cut short in a run that ended early is said once, among its ending's notes", () => {
+  const cut = { rows: 2400, skipped: 0, nulBytes: 0, cut: 'k6.csv.gz: unexpected end of file' };
+  assert.deepEqual(runNotes(inputs({ readStats: cut, ended: true })), []);
+  assert.match(endedNotes(cut, undefined).join(' '), /ends mid-stream/);
 });
 
 test('without run.json the record says what was not known, and that --steady could not apply', () => {

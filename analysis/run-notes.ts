@@ -10,15 +10,17 @@ export function endedNotes(
   lastSecond: { second: number; samples: number } | undefined,
 ): string[] {
   const notes: string[] = [];
-  if (stats.cut !== undefined)
-    notes.push(
-      `${stats.cut}: the file ends mid-stream (its writer was stopped before closing it); it was read to its last whole line`,
-    );
+  if (stats.cut !== undefined) notes.push(cutNote(stats.cut));
   if (lastSecond)
     notes.push(
       `the client data is analysed up to its last complete second: the ${lastSecond.samples} samples of ${new Date(lastSecond.second * 1000).toISOString().slice(11, 19)} UTC, the second the run ended in, are left out`,
     );
   return notes;
+}
+
+/** A gzip client file cut short (`cut`: which, and what gunzip said). */
+function cutNote(cut: string): string {
+  return `${cut}: the file ends mid-stream (its writer was stopped before closing it); it was read to its last whole line`;
 }
 
 /** What runNotes reads: the rows, the manifest and what reading the client file found. */
@@ -49,7 +51,7 @@ const SHORTEST_STEP_SECONDS = 3;
  * The notes a rate study's record carries about how its files were read, in the order the
  * record lists them: clocks that differ by a second or more, steps placed by tag rather than
  * window, steps too short to settle, the jittered run quoted, a client file holding fewer
- * requests than k6's summary counted, no samples, no step tags, a damaged file, `--steady`,
+ * requests than k6's summary counted, no samples, no step tags, a gzip file cut short, a damaged file, `--steady`,
  * no run.json, and steps the manifest did not plan. Empty when there is nothing to say.
  */
 export function runNotes(inputs: RunNotesInputs): string[] {
@@ -89,6 +91,8 @@ export function runNotes(inputs: RunNotesInputs): string[] {
       'requests carry no step tag: rows are per scenario and time window, and no plateau can be named',
     );
   }
+  // A run that ended early says it among its ending's notes (endedNotes).
+  if (readStats.cut !== undefined && !inputs.ended) notes.push(cutNote(readStats.cut));
   if (readStats.skipped > 0 || readStats.nulBytes > 0) {
     notes.push(
       `the client file was damaged: ${readStats.skipped} records skipped, ${readStats.nulBytes} NUL bytes removed`,

@@ -13,8 +13,10 @@ import { writeFileAtomic } from '../lib/atomic-write.ts';
 import { PLATEAU_VERSION } from '../lib/version.ts';
 import { analyze } from './analyze-run.ts';
 import { findClientFile } from './client-files.ts';
+import { CLIENT_SUMMARY_FILE } from './client-summary.ts';
 import { compareRuns, type RunComparison } from './compare.ts';
 import { inputStat, readJson } from './input-files.ts';
+import { refuseLiveRun } from './live-run.ts';
 import { type ReportRun, renderReport } from './render-report.ts';
 import { displayPath, reportRun } from './report-run.ts';
 import { METER_LOG_FILE } from './resources/meter-log.ts';
@@ -24,8 +26,9 @@ import { loadReportAssets } from './templates.ts';
  * Writes report.html for a run directory, or for two (A, then B) a comparison report, from
  * what the directories hold: analysis.json as it was written (so a verdict judged by other
  * criteria stays as judged; recomputed when missing), record.txt, and the per-second series
- * read again from the client file, server.json, generator.json and resources.json (made again
- * from meters.ndjson when a run has meters but no resources.json). The comparison goes into
+ * read again from the client summary (the client file when there is none yet), server.json,
+ * generator.json and resources.json (made again from meters.ndjson when a run has meters but no
+ * resources.json). A run still in progress is refused. The comparison goes into
  * B's directory (where `plateau confirm` writes comparison.json) unless `out` names a file.
  * Returns the path written.
  */
@@ -42,10 +45,13 @@ export async function writeReport(dirs: [string] | [string, string], out?: strin
         hint: 'plateau report reads a run directory (runs/<id>/); for a bare k6 file, run plateau analyze on it first',
       });
     }
+    await refuseLiveRun(dir);
     const existing = await readJson<AnalysisResult>(join(dir, 'analysis.json'), 'plateau.analysis');
     const resources = await readJson<ResourcesReport>(join(dir, 'resources.json'), 'plateau.resources');
     const output = await analyze({
       clientFile: await findClientFile(dir),
+      // The per-second series come from the client summary: the client file is read only when it has none.
+      clientSummary: join(dir, CLIENT_SUMMARY_FILE),
       serverFile: join(dir, 'server.json'),
       manifestFile: join(dir, 'run.json'),
       generatorFile: join(dir, 'generator.json'),
