@@ -403,9 +403,25 @@ function isAcquireTimeout(error: unknown): boolean {
   return error instanceof Error && error.message.includes('timeout exceeded when trying to connect');
 }
 
-/** Opens `size` connections up front (and checks the database answers). */
+/** How long each of the first connections may take to open, ms. */
+const WARM_CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * Opens `size` connections up front (and checks the database answers). pg-pool's
+ * connectionTimeoutMillis bounds a new connection's opening as well as a wait for a free one:
+ * the acquire timeout a request gets (200 ms by default) is no deadline for opening the pool
+ * at start, which on a busy machine (a fork and a SCRAM exchange per connection) can take
+ * longer, and failed the service's start. The warm-up has its own.
+ */
 async function warm(pool: pg.Pool, size: number): Promise<void> {
-  const clients = await Promise.all(Array.from({ length: size }, () => pool.connect()));
-  await clients[0]?.query('SELECT 1');
-  for (const client of clients) client.release();
+  const { options } = pool;
+  const acquire = options.connectionTimeoutMillis;
+  options.connectionTimeoutMillis = WARM_CONNECT_TIMEOUT_MS;
+  try {
+    const clients = await Promise.all(Array.from({ length: size }, () => pool.connect()));
+    await clients[0]?.query('SELECT 1');
+    for (const client of clients) client.release();
+  } finally {
+    options.connectionTimeoutMillis = acquire;
+  }
 }
