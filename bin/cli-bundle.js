@@ -1,4 +1,4 @@
-// Loads the CLI's sources as one esbuild bundle, built on first use and rebuilt whenever any
+// Loads the CLI's sources as esbuild bundles, built on first use and rebuilt whenever any
 // file it was built from changes, so a checkout still needs no build step.
 //
 // Why: through tsx, every start of `plateau` (and each service and engine a study starts)
@@ -27,25 +27,36 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const ENTRY = join(ROOT, 'harness', 'cli-entry.ts');
+/**
+ * The two entry modules bin/plateau.js loads: the engine's V8 flags first (small: `engine run`
+ * relaunches itself with them before loading anything else), then the CLI.
+ */
+const ENTRIES = {
+  'node-flags': join(ROOT, 'engine', 'node-flags.ts'),
+  cli: join(ROOT, 'harness', 'cli.ts'),
+};
 const CACHE_DIR = join(ROOT, 'node_modules', '.cache', 'plateau');
 const MANIFEST = join(CACHE_DIR, 'cli.json');
 /** Bundles older than this are removed when a new one is written (a process may still be loading one). */
 const STALE_MS = 60 * 60 * 1000;
 
-/** The CLI's entry module: `{ main, engineNodeFlags, needsEngineRelaunch }`. */
-export async function loadCli() {
-  if (process.env.PLATEAU_NO_BUNDLE !== '1') {
-    const bundle = currentBundle() ?? (await buildBundle().catch(() => undefined));
-    if (bundle) return import(pathToFileURL(bundle).href);
-  }
+/**
+ * The sources, ready to load: `load('node-flags')` and `load('cli')` import an entry module
+ * (from its bundle, or through tsx when there is none).
+ */
+export async function openSources() {
+  const bundles =
+    process.env.PLATEAU_NO_BUNDLE === '1'
+      ? undefined
+      : (currentBundles() ?? (await buildBundles().catch(() => undefined)));
+  if (bundles) return { load: (entry) => import(pathToFileURL(bundles[entry]).href) };
   const { register } = await import('tsx/esm/api');
   register();
-  return import(pathToFileURL(ENTRY).href);
+  return { load: (entry) => import(pathToFileURL(ENTRIES[entry]).href) };
 }
 
-/** The bundle's path when the manifest's inputs are all unchanged, else undefined. */
-function currentBundle() {
+/** Each entry's bundle path when the manifest's inputs are all unchanged, else undefined. */
+function currentBundles() {
   let manifest;
   try {
     manifest = JSON.parse(readFileSync(MANIFEST, 'utf8'));
@@ -62,7 +73,9 @@ function currentBundle() {
     }
     if (stat.size !== size || stat.mtimeMs !== mtimeMs) return undefined;
   }
-  return join(CACHE_DIR, manifest.bundle);
+  return Object.fromEntries(
+    Object.entries(manifest.bundles).map(([entry, name]) => [entry, join(CACHE_DIR, name)]),
+  );
 }
 
 /**
@@ -82,12 +95,13 @@ export const keepImportMetaUrl = {
   },
 };
 
-async function buildBundle() {
+async function buildBundles() {
   const { build } = await import('esbuild');
   const started = Date.now();
   const result = await build({
     absWorkingDir: ROOT,
-    entryPoints: [ENTRY],
+    entryPoints: ENTRIES,
+    outdir: CACHE_DIR,
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -98,8 +112,6 @@ async function buildBundle() {
     logLevel: 'silent',
     plugins: [keepImportMetaUrl],
   });
-  const code = result.outputFiles[0].contents;
-  const name = `cli-${createHash('sha256').update(code).digest('hex').slice(0, 16)}.mjs`;
   const inputs = {};
   // A file changed while esbuild read it may be in the bundle as it was: then no manifest is
   // written, and the next start builds again.
@@ -111,11 +123,16 @@ async function buildBundle() {
     inputs[input] = [stat.size, stat.mtimeMs];
   }
   mkdirSync(CACHE_DIR, { recursive: true });
-  const bundle = join(CACHE_DIR, name);
-  writeAtomically(bundle, code);
-  if (settled) writeAtomically(MANIFEST, JSON.stringify({ node: process.version, bundle: name, inputs }));
-  removeStaleBundles(name);
-  return bundle;
+  const names = {};
+  for (const file of result.outputFiles) {
+    const entry = Object.keys(ENTRIES).find((e) => file.path === join(CACHE_DIR, `${e}.js`));
+    if (!entry) continue;
+    names[entry] = `${entry}-${createHash('sha256').update(file.contents).digest('hex').slice(0, 16)}.mjs`;
+    writeAtomically(join(CACHE_DIR, names[entry]), file.contents);
+  }
+  if (settled) writeAtomically(MANIFEST, JSON.stringify({ node: process.version, bundles: names, inputs }));
+  removeStaleBundles(Object.values(names));
+  return Object.fromEntries(Object.entries(names).map(([entry, name]) => [entry, join(CACHE_DIR, name)]));
 }
 
 function writeAtomically(path, contents) {
@@ -127,7 +144,7 @@ function writeAtomically(path, contents) {
 function removeStaleBundles(keep) {
   const now = Date.now();
   for (const name of readdirSync(CACHE_DIR)) {
-    if (name === keep || !/^cli-[0-9a-f]+\.mjs$/.test(name)) continue;
+    if (keep.includes(name) || !/^(cli|node-flags)-[0-9a-f]+\.mjs$/.test(name)) continue;
     const path = join(CACHE_DIR, name);
     try {
       if (now - statSync(path).mtimeMs > STALE_MS) unlinkSync(path);

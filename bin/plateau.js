@@ -1,11 +1,13 @@
 #!/usr/bin/env node
-// Entry point: loads the TypeScript sources as one bundle built on first use (bin/cli-bundle.js),
-// so a checkout needs no build step.
+// Entry point: loads the TypeScript sources as bundles built on first use (bin/cli-bundle.js),
+// so a checkout needs no build step. `engine run` relaunches itself with V8 flags before
+// loading the CLI at all.
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
-import { loadCli } from './cli-bundle.js';
+import { openSources } from './cli-bundle.js';
 
-const { engineNodeFlags, needsEngineRelaunch, main } = await loadCli();
+const sources = await openSources();
+const { engineNodeFlags, needsEngineRelaunch } = await sources.load('node-flags');
 
 let relaunch = false;
 try {
@@ -36,5 +38,6 @@ if (relaunch) {
     if (error.code === 'EPIPE') process.exit(0);
     throw error;
   });
+  const { main } = await sources.load('cli');
   await main(process.argv);
 }
