@@ -221,6 +221,23 @@ test('a queue that grew behind a saturated CPU is not the first limit: the CPU t
   assert.ok(verdict.evidence.saturated.some((e) => /^also full: executor http queue depth mean 23/.test(e)));
 });
 
+test('a full CPU whose ceiling is the plateau is named before threads with no hold time that filled waiting for it', () => {
+  // The JVM case: 40 ms of CPU per request on one core (25/s). Below the plateau the thread
+  // pool's active count reads 0 (its meters give no hold time, so no ceiling); at the plateau
+  // all 8 threads are busy, each waiting for the one core, which is 99% used.
+  const cpu1 = (cores: number) => res('process cpu', 'cpu', 'cpu', 0, { inUseMean: cores, capacity: 1 });
+  const verdict = decideVerdict(
+    inputs([
+      row(8, 8, [threads(0, 8, 0), pool(0, 0), cpu1(0.32)]),
+      row(16, 16, [threads(0, 8, 0), pool(0, 0), cpu1(0.64)]),
+      row(40, 23.5, [threads(8, 8, 30), pool(0, 0), cpu1(0.99)]),
+    ]),
+  );
+  assert.equal(verdict.firstLimit.resource, 'cpu', verdict.firstLimit.summary);
+  assert.equal(verdict.firstLimit.name, 'process cpu');
+  assert.ok(verdict.evidence.saturated.some((e) => /^also full: executor http 8 of 8 threads/.test(e)));
+});
+
 test('a pgbouncer pool whose exporter gives only waiting clients is full when clients wait, and deeper than the HikariCP pool in front of it', () => {
   const bouncer = (waiting: number) =>
     res('pgbouncer pool app/app', 'slots', 'pool', 2, {

@@ -100,7 +100,7 @@ export function meterLimit(
     };
   }
   const ceilingOf = new Map(ceilings.map((c) => [c.name, c.ceilingPerSec]));
-  const first = [...full].sort((a, b) => compareCandidates(a.figures, b.figures, ceilingOf))[0]!;
+  const first = [...full].sort((a, b) => compareCandidates(a.figures, b.figures, ceilingOf, servedPerSec))[0]!;
   const others = full.filter((j) => j !== first);
   const saturated = [first.text, ...others.map((j) => `also full: ${j.text}`)];
   const flat = judged.filter((j) => !j.saturated).map((j) => j.text);
@@ -117,12 +117,17 @@ export function meterLimit(
  * Queues last: a queue is where the excess waits for what drains it (its workers, their
  * pool, the CPU), so it is named only when nothing that serves was full. Then the lower
  * predicted ceiling; within CEILINGS_TIE of each other, a full CPU before what it slows, else
- * the deeper on the request path.
+ * the deeper on the request path. Where only one of the two has a ceiling, and that ceiling is
+ * the plateau itself (within CEILINGS_TIE of `servedPerSec`), it explains the plateau and is
+ * named: a thread pool whose meters give no hold time fills too when every thread waits for a
+ * saturated CPU, and naming it would send the reader to add threads to a machine with no CPU
+ * left.
  */
 function compareCandidates(
   a: ResourceStepFigures,
   b: ResourceStepFigures,
   ceilingOf: Map<string, number>,
+  servedPerSec: number,
 ): number {
   if ((a.kind === 'queue') !== (b.kind === 'queue')) return a.kind === 'queue' ? 1 : -1;
   const ca = ceilingOf.get(a.name);
@@ -134,6 +139,10 @@ function compareCandidates(
     if (oneIsCpu) return a.kind === 'cpu' ? -1 : 1;
     return b.position - a.position;
   }
+  const explainsPlateau = (ceiling: number | undefined) =>
+    ceiling !== undefined && Math.abs(ceiling - servedPerSec) <= CEILINGS_TIE * servedPerSec;
+  if (explainsPlateau(ca) && cb === undefined) return -1;
+  if (explainsPlateau(cb) && ca === undefined) return 1;
   if (ca !== undefined && cb === undefined && b.kind === 'cpu') return -1;
   if (cb !== undefined && ca === undefined && a.kind === 'cpu') return 1;
   // A CPU is shared by everything on the path: without ceilings, a full resource that is
