@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Finds every *.test.ts (unit tests beside their source, suites under test/) and runs each
 // file in its own `node --test` process, several at once. Arguments filter by path substring;
-// `--jobs N` sets how many files run at once (default 4, or PLATEAU_TEST_JOBS).
+// `--jobs N` sets how many files run at once (default 5, or PLATEAU_TEST_JOBS).
 //
 // The files are first bundled by esbuild in one call, each into one module (npm packages left
 // outside, `import.meta.url` kept as the source file's: bin/cli-bundle.js), because loading a
@@ -36,7 +36,7 @@ const ROOT = dirname(HERE);
 const DURATIONS_FILE = join(HERE, 'durations.json');
 const REPORTER = join(HERE, 'helpers', 'count-reporter.mjs');
 /** At most this many `test-run: load` files at once. */
-const LOAD_SLOTS = 3;
+const LOAD_SLOTS = 4;
 /** Seconds assumed for a file test/durations.json does not list, by its kind. */
 const UNKNOWN_SECONDS = { solo: 30, load: 20, unit: 1 };
 
@@ -63,7 +63,7 @@ function kindOf(file) {
 }
 
 function parseArgs(argv) {
-  const options = { filters: [], jobs: Number(process.env.PLATEAU_TEST_JOBS ?? 4), saveDurations: false };
+  const options = { filters: [], jobs: Number(process.env.PLATEAU_TEST_JOBS ?? 5), saveDurations: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--save-durations') options.saveDurations = true;
