@@ -36,6 +36,11 @@ test('planned requests follow the ramp: each hold at its rate, less the climb fr
     ['c008', null], // a closed-model level: no planned count
   ];
   for (const [step, planned] of cases) assert.equal(plannedRequests(step, LOAD), planned, step);
+  // Repeats: the second run of 20/s ramps down from 80 over its first second.
+  const repeated = { ...LOAD, stepsPerSec: [20, 40, 60, 80, 20, 60] };
+  assert.equal(plannedRequests('r020b', repeated), 20 * 4 + 50 * 1);
+  assert.equal(plannedRequests('r060b', repeated), 60 * 4 + 40 * 1);
+  assert.equal(plannedRequests('r040b', repeated), null, 'no second run of 40/s');
 });
 
 /** A rate row as the table builder makes it, with `requests` sent. */

@@ -1,7 +1,7 @@
 // A run that did not complete: how it ended, the rows it cut short, and what of it stands.
 import type { RunEnding, RunManifest, SaturationRow } from '../contract/index.ts';
 import type { ClientSample } from './client-sample.ts';
-import { clientsFromTag, DRAIN_SECONDS, offeredFromTag } from './step-tags.ts';
+import { clientsFromTag, DRAIN_SECONDS, offeredFromTag, planIndexOfTag } from './step-tags.ts';
 
 /**
  * A step with fewer than this share of the requests its plan sent was cut short by the end
@@ -35,8 +35,9 @@ export function endingOf(manifest: RunManifest | undefined): RunEnding | undefin
 }
 
 /**
- * Requests the capacity ramp sends in `step` (rates from run.json): each rate's hold, less
- * the ramp's shortfall as it climbs from the previous rate (from 0 before the first), and
+ * Requests the capacity ramp sends in `step` (rates from run.json, a repeat `r040b` the
+ * rate's second run): each rate's hold, less the ramp's shortfall as it climbs from the
+ * previous rate (from 0 before the first; more, ramping down to a repeat), and
  * the recovery rate over `drain` and `recovery`. Null for a step the plan cannot say
  * (a closed-model level, an untagged window).
  */
@@ -44,11 +45,12 @@ export function plannedRequests(step: string, load: RunManifest['load']): number
   const rates = load.stepsPerSec;
   const rate = offeredFromTag(step);
   if (rate !== null) {
-    const index = rates.indexOf(rate);
+    const index = planIndexOfTag(step, rates);
     if (index < 0) return null;
     const previous = index === 0 ? 0 : rates[index - 1]!;
     const ramp = Math.min(load.rampSeconds, load.holdSeconds);
-    // ∫ over the hold: the ramp climbs linearly from `previous`, then `rate` to its end.
+    // ∫ over the hold: the ramp moves linearly from `previous` (down to a repeat of a lower
+    // rate, up otherwise), then `rate` to its end.
     return rate * (load.holdSeconds - ramp) + ((previous + rate) / 2) * ramp;
   }
   const drainSeconds = Math.min(DRAIN_SECONDS, load.recoverySeconds);

@@ -22,6 +22,21 @@ test('with the plan, the windows are laid on the start the tags bound', () => {
   assert.ok(Math.abs(recovery.startS - 1025) < 0.02 && Math.abs(recovery.endS - 1030) < 0.02);
 });
 
+test('a repeat (r020b) is laid on its own place in the plan, not on its rate\'s first run', () => {
+  const repeated = { ratesPerSec: [20, 40, 20], holdSeconds: 10, recoverySeconds: 10, drainSeconds: 5 };
+  const sends = [
+    { key: 'r020', sendMinS: 1000.05, sendMaxS: 1009.98 },
+    { key: 'r040', sendMinS: 1010.01, sendMaxS: 1019.99 },
+    { key: 'r020b', sendMinS: 1020.02, sendMaxS: 1029.98 },
+    { key: 'drain', sendMinS: 1030.0, sendMaxS: 1034.9 },
+  ];
+  const w = stepWindows(sends, 0.001, repeated);
+  assert.equal(w.basis, 'plan', 'the repeat fits the plan');
+  const again = w.spans.get('r020b')!;
+  assert.ok(Math.abs(again.startS - 1020) < 0.02 && Math.abs(again.endS - 1030) < 0.02);
+  assert.ok(Math.abs(w.spans.get('drain')!.startS - 1030) < 0.02);
+});
+
 test('whole-second stamps still place the start within a second', () => {
   // Send estimates are stamp − duration with stamps truncated to the second.
   const sends = [

@@ -1,5 +1,5 @@
 // Each step's window of time on the client's clock, from when its requests were sent.
-import { offeredFromTag } from './step-tags.ts';
+import { offeredFromTag, planIndexOfTag } from './step-tags.ts';
 
 /** When a step's requests were sent, estimated from its samples (stamp − duration). */
 export interface StepSends {
@@ -11,6 +11,7 @@ export interface StepSends {
 
 /** The stepped plan the client ran, when the run directory says (run.json). */
 export interface WindowPlan {
+  /** Each step's rate in run order (a repeated rate is a repeat, analysis/step-tags.ts). */
   ratesPerSec: readonly number[];
   holdSeconds: number;
   recoverySeconds: number;
@@ -96,9 +97,9 @@ function windowsFromPlan(
   const rampEnd = plan.ratesPerSec.length * hold;
   const drain = Math.min(plan.drainSeconds, plan.recoverySeconds);
   const phase = (key: string): [number, number] | undefined => {
-    const rate = offeredFromTag(key);
-    if (rate !== null) {
-      const k = plan.ratesPerSec.indexOf(rate);
+    if (offeredFromTag(key) !== null) {
+      // A repeat (`r040b`) is the rate's second run in the plan, not its first.
+      const k = planIndexOfTag(key, plan.ratesPerSec);
       return k < 0 ? undefined : [k * hold, (k + 1) * hold];
     }
     if (key === 'drain') return [rampEnd, rampEnd + drain];

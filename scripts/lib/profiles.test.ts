@@ -70,6 +70,31 @@ test('capacity options: ramping-arrival-rate, every step plus drain and recovery
   assert.deepEqual(options.summaryTrendStats, ['med', 'p(95)', 'p(99)', 'max']);
 });
 
+test('capacity with repeats and the probe: a tag and thresholds for each run of a rate, STEP_PREFIX p for the probe', () => {
+  const repeated = readCapacitySettings({ STEPS: '10,30,50,10,30', HOLD: '5', RAMP: '1', RECOVERY: '6' });
+  const thresholds = capacityOptions(repeated).thresholds as Record<string, string[]>;
+  for (const tag of ['r010', 'r030', 'r050', 'r010b', 'r030b'])
+    assert.deepEqual(thresholds[`http_req_duration{step:${tag}}`], ['p(95)<250'], tag);
+  // The ramp from 50 back down to the repeat of 10 is a stage like any other.
+  const stages = (capacityOptions(repeated).scenarios?.capacity as unknown as { stages: unknown[] }).stages;
+  assert.deepEqual(stages.slice(6, 8), [
+    { duration: '1s', target: 10 },
+    { duration: '4s', target: 10 },
+  ]);
+  const probe = readCapacitySettings({
+    STEPS: '2,4,8',
+    STEP_PREFIX: 'p',
+    HOLD: '3',
+    RAMP: '1',
+    RECOVERY: '4',
+  });
+  assert.ok('http_req_duration{step:p008}' in (capacityOptions(probe).thresholds as object));
+  assert.deepEqual(
+    problemsOf(() => readCapacitySettings({ STEP_PREFIX: 'x' })).map((p) => p.split(':')[0]),
+    ['STEP_PREFIX'],
+  );
+});
+
 test('bad capacity settings are all named at once', () => {
   const problems = problemsOf(() =>
     readCapacitySettings({

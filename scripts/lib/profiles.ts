@@ -194,7 +194,10 @@ function readArrival(r: SettingsReader): ArrivalSettings {
 export function readCapacitySettings(env: Env): CapacitySettings {
   const r = new SettingsReader(env);
   const arrival = readArrival(r);
-  const ratesPerSec = r.increasingList('STEPS', D.STEPS, 'whole rates (requests/s)');
+  const ratesPerSec = r.stepList('STEPS', D.STEPS, 'whole rates (requests/s)');
+  const tagPrefix = r.string('STEP_PREFIX', 'r');
+  if (tagPrefix !== 'r' && tagPrefix !== 'p')
+    r.problem('STEP_PREFIX', `"${tagPrefix}" is not accepted; use r (a study's steps) or p (the probe's)`);
   const holdSeconds = r.seconds('HOLD', D.HOLD, { min: 1 });
   const rampSeconds = r.seconds('RAMP', D.RAMP, { min: 0 });
   if (holdSeconds <= rampSeconds) {
@@ -208,6 +211,7 @@ export function readCapacitySettings(env: Env): CapacitySettings {
     ...arrival,
     plan: {
       ratesPerSec,
+      ...(tagPrefix === 'p' ? { tagPrefix: 'p' as const } : {}),
       holdSeconds,
       rampSeconds,
       recoveryRatePerSec: r.number('RECOVERY_RATE', D.RECOVERY_RATE, { min: 0, integer: true }),

@@ -45,6 +45,28 @@ test('increasing lists: strictly increasing positive numbers only', () => {
   }
 });
 
+test('step lists: rates climb, and a lower rate repeats a step already run', () => {
+  const read = (raw: string) => {
+    const r = new SettingsReader({ STEPS: raw });
+    const value = r.stepList('STEPS', [1]);
+    try {
+      r.check();
+      return { value, error: undefined };
+    } catch (e) {
+      return { value, error: e as SettingsError };
+    }
+  };
+  assert.deepEqual(read('20,40,60').value, [20, 40, 60]);
+  // The decisive steps 60 and 70 again, after a step past them and a low one.
+  assert.deepEqual(read('20,40,60,70,90,20,60,70').value, [20, 40, 60, 70, 90, 20, 60, 70]);
+  for (const bad of ['40,20', '20,40,30', '0,10', '10,abc', '2.5,10']) {
+    const { error } = read(bad);
+    assert.ok(error instanceof SettingsError, `${bad} is rejected`);
+    assert.match(error.message, /STEPS: .*a lower rate repeats an earlier step/);
+  }
+  assert.match(read('20,40,30').error!.message, /30 is below 40 before it and was not run before/);
+});
+
 test('numbers: ranges and whole numbers are enforced, unset means the default', () => {
   const r = new SettingsReader({ A: '5', B: '0', C: '2.5', D: 'x', E: '' });
   assert.equal(r.number('A', 1, { min: 1 }), 5);

@@ -1,6 +1,7 @@
 // Reads script settings from __ENV with defaults, collecting every problem at once.
 // Pure: no k6 imports, so it is unit-tested in Node and bundled into every script.
 import { describeRange, type NumberLimits, parseNumberText } from '../../lib/number-text.ts';
+import { stepSequenceProblem } from './steps.ts';
 
 /** The environment a script sees (`__ENV` in k6). */
 export type Env = Record<string, string | undefined>;
@@ -107,6 +108,27 @@ export class SettingsReader {
     const increasing = values.every((v, i) => i === 0 || v > values[i - 1]!);
     if (!wellFormed || !increasing) {
       this.problem(name, `"${raw}" is not accepted; use strictly increasing positive ${what}, e.g. 20,40,60`);
+      return [...fallback];
+    }
+    return values;
+  }
+
+  /**
+   * Comma-separated positive whole rates of a stepped plan (`20,40,60,40`): each above every
+   * one before it, or a repeat of one already run (scripts/lib/steps.ts stepSequenceProblem).
+   */
+  stepList(name: string, fallback: readonly number[], what = 'whole rates'): number[] {
+    const raw = this.raw(name);
+    if (raw === undefined) return [...fallback];
+    const parts = raw.split(',').map((p) => p.trim());
+    const values = parts.map(Number);
+    const wellFormed = parts.every((p) => /^\d+$/.test(p)) && values.every((v) => v > 0);
+    const why = wellFormed ? stepSequenceProblem(values) : undefined;
+    if (!wellFormed || why !== undefined) {
+      this.problem(
+        name,
+        `"${raw}" is not accepted${why ? ` (${why})` : ''}; use increasing positive ${what}, e.g. 20,40,60, where a lower rate repeats an earlier step (20,40,60,40)`,
+      );
       return [...fallback];
     }
     return values;

@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { formatDuration, parseSeconds } from './settings.ts';
-import { planTags, type RampPlan, rampStages, stepAt, stepTag, totalSeconds } from './steps.ts';
+import {
+  planTags,
+  type RampPlan,
+  rampStages,
+  stepAt,
+  stepSequenceProblem,
+  stepTag,
+  stepTags,
+  totalSeconds,
+} from './steps.ts';
 
 const plan: RampPlan = {
   ratesPerSec: [20, 40, 60, 70, 80, 90, 110],
@@ -76,4 +85,47 @@ test('planTags lists the steps, then drain and recovery', () => {
     'drain',
     'recovery',
   ]);
+});
+
+test('a rate run again is a repeat with a tag of its own: r040b, then r040c; the probe tags p…', () => {
+  const cases: { rates: number[]; prefix?: 'r' | 'p'; tags: string[] }[] = [
+    // The climb alone: one tag per rate, as before repeats existed.
+    { rates: [20, 40, 60], tags: ['r020', 'r040', 'r060'] },
+    // The decisive steps 70 and 80 run again after 90 and after a low 20.
+    {
+      rates: [20, 40, 70, 80, 20, 70, 90, 80],
+      tags: ['r020', 'r040', 'r070', 'r080', 'r020b', 'r070b', 'r090', 'r080b'],
+    },
+    // A third run is c.
+    { rates: [40, 60, 40, 40], tags: ['r040', 'r060', 'r040b', 'r040c'] },
+    // The probe's doubling rates.
+    { rates: [2, 4, 8, 1500], prefix: 'p', tags: ['p002', 'p004', 'p008', 'p1500'] },
+  ];
+  for (const c of cases) assert.deepEqual(stepTags(c.rates, c.prefix), c.tags, c.rates.join(','));
+});
+
+test('a plan of steps climbs; a lower rate must repeat one already run', () => {
+  const cases: { rates: number[]; problem: RegExp | undefined }[] = [
+    { rates: [20, 40, 60], problem: undefined }, // climbs
+    { rates: [20, 40, 60, 40, 20], problem: undefined }, // repeats of earlier steps
+    { rates: [20, 40, 30], problem: /30 is below 40 before it and was not run before/ }, // a new lower rate
+    { rates: [20, 20], problem: undefined }, // back to back is allowed by the plan (the study never places it so)
+    { rates: [0, 20], problem: /not a positive rate/ },
+  ];
+  for (const c of cases) {
+    const problem = stepSequenceProblem(c.rates);
+    if (c.problem) assert.match(problem ?? '', c.problem, c.rates.join(','));
+    else assert.equal(problem, undefined, c.rates.join(','));
+  }
+});
+
+test('stepAt names repeats and the probe prefix by their place in the plan', () => {
+  const repeated: RampPlan = { ...plan, ratesPerSec: [20, 70, 90, 20, 70], holdSeconds: 10 };
+  // Step k covers [10k, 10k + 10): the fourth step is the second run of 20/s.
+  assert.equal(stepAt(35, repeated), 'r020b');
+  assert.equal(stepAt(45, repeated), 'r070b');
+  assert.equal(stepAt(5, repeated), 'r020');
+  assert.deepEqual(planTags(repeated), ['r020', 'r070', 'r090', 'r020b', 'r070b', 'drain', 'recovery']);
+  const probe: RampPlan = { ...plan, ratesPerSec: [2, 4, 8], holdSeconds: 3, tagPrefix: 'p' };
+  assert.equal(stepAt(4, probe), 'p004');
 });
