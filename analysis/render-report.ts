@@ -94,18 +94,20 @@ function runView(run: ReportRun, confirmedBy: string | undefined) {
   const { analysis, manifest } = run;
   const closed = isClosedModel(analysis);
   const fields = closed ? undefined : recordFields(analysis, manifest, confirmedBy);
-  // record.txt's fields in its order; `predicted`, `knee` and `scale on` only where the verdict has them.
+  // record.txt's fields in its order; `steps`, `predicted`, `knee`, `repeats` and `scale on` only where the run has them.
   const record = fields
     ? [
         ['run', fields.run],
         ['service', fields.service],
         ['workload', fields.workload],
+        ['steps', fields.steps],
         ['first limit', fields.firstLimit],
         ['predicted', fields.predicted],
         ['knee', fields.knee],
         ['evidence', fields.evidence],
         ['confirmed by', fields.confirmedBy],
         ['safe limit', fields.safeLimit],
+        ['repeats', fields.repeats],
         ['overload', fields.overload],
         ['recovery', fields.recovery],
         ['database', fields.database],

@@ -242,10 +242,8 @@ export function recordFields(
         : `${manifest.target} (your service; its own settings)`
       : 'unknown (no run.json)',
     workload,
-    firstLimit:
-      plateau && !['unlisted', 'generator', 'inconclusive'].includes(v.firstLimit.resource)
-        ? `${v.firstLimit.name ?? v.firstLimit.resource}, ${num(plateau.servedPerSec)} served/s`
-        : v.firstLimit.summary,
+    steps: manifest?.find?.how ?? null,
+    firstLimit: firstLimitWords(v),
     predicted: v.prediction ? predictedWords(v.prediction) : null,
     knee: kneeWords(v.knee, plateau),
     evidence: !plateau
@@ -259,6 +257,7 @@ export function recordFields(
           : 'no server-side evidence',
     confirmedBy: confirmedBy ?? 'not yet confirmed (plateau confirm <run-dir> --set …)',
     safeLimit: safeLimitWords(analysis),
+    repeats: v.repeats?.summary ?? null,
     overload: v.overload,
     recovery: v.recovery.summary,
     database: v.database?.summary ?? 'slots unknown (no database facts in run.json)',
@@ -270,11 +269,26 @@ export function recordFields(
   };
 }
 
+/**
+ * The first limit in words: the resource and the plateau's served rate, or the verdict's
+ * summary where no resource is named; a plateau that moved between its step and that step's
+ * repeat by more than the run's noise is said to be unstable instead of given as a figure.
+ */
+function firstLimitWords(v: AnalysisResult['verdict']): string {
+  const plateau = v.plateau;
+  const named = plateau && !['unlisted', 'generator', 'inconclusive'].includes(v.firstLimit.resource);
+  const what = named ? (v.firstLimit.name ?? v.firstLimit.resource) : v.firstLimit.summary;
+  if (plateau?.unstable) return `${what}; plateau unstable, not written down: ${plateau.unstable}`;
+  return named ? `${what}, ${num(plateau.servedPerSec)} served/s` : what;
+}
+
 /** The safe limit in words: the rate and its figures, or why there is none, or that it is only a floor. */
 function safeLimitWords(analysis: AnalysisResult): string {
   const safe = analysis.verdict.safeLimit;
   const ended = analysis.ended;
   const rateRows = analysis.table.filter((r) => r.offeredPerSec !== null);
+  if (safe.ratePerSec === null && safe.unstable)
+    return `unstable, not written down: ${safe.unstable}; run the study again with longer holds (plateau confirm <run-dir>)`;
   if (safe.ratePerSec === null && ended && !rateRows.some((r) => !r.cutShort))
     return `not known: the run ended ${ended.atStep ? `during ${ended.atStep}` : 'before its load began'}, before any step could be judged`;
   if (safe.ratePerSec === null && rateRows.length === 0)

@@ -1,12 +1,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
+  type AnalysisResult,
   ERROR_CODES,
   isPlateauError,
   type SaturationRow,
   type ServiceSettings,
   type TimelinePoint,
 } from '../contract/index.ts';
+import { renderRecord } from './render.ts';
+import { loadTemplates } from './templates.ts';
+import { rateRow, verdictInputs } from './verdict/test-rows.ts';
 import {
   criteriaChanges,
   DEFAULT_CRITERIA,
@@ -558,4 +562,89 @@ test('the admission gate as the first limit: it refused at the door before any l
   assert.match(v.evidence.saturated.join(' '), /the admission gate refused \d+ requests at the door/);
   assert.match(v.overload, /503 \+ Retry-After \(admission \d+\)/);
   assert.match(v.nextLimit, /the CPU the gate protects/);
+});
+
+/** The record of a verdict over `rows` (no run.json: only the verdict's lines matter here). */
+async function recordOf(
+  rows: SaturationRow[],
+): Promise<{ verdict: ReturnType<typeof decideVerdict>; record: string }> {
+  const verdict = decideVerdict(verdictInputs(rows));
+  const analysis: AnalysisResult = {
+    kind: 'plateau.analysis',
+    schemaVersion: 2,
+    runId: null,
+    sources: { client: 'k6.csv.gz', server: null, manifest: null },
+    objectives: { p95Ms: 250, failRate: 0.01 },
+    table: rows,
+    verdict,
+  };
+  return { verdict, record: renderRecord(await loadTemplates(), analysis, undefined) };
+}
+
+test('the JVM-like case: a step at the plateau met the objectives for one hold and is still not the safe limit', async () => {
+  // A JVM service plateaued at 78.9/s; its 80/s step passed with p95 183.8 ms (its queue had
+  // not filled), and 100/s fell to 78 served/s. Any burst at 80/s queues: the safe limit is 60/s.
+  const rows = [
+    rateRow(20, 20),
+    rateRow(40, 40),
+    rateRow(60, 60),
+    rateRow(80, 78.9, { latencyMs: { med: 90, p95: 183.8, p99: 220, max: 300 } }),
+    rateRow(100, 78, { latencyMs: { med: 900, p95: 1800, p99: 2100, max: 2500 } }),
+  ];
+  const { verdict, record } = await recordOf(rows);
+  assert.equal(verdict.plateau?.servedPerSec, 78.9);
+  assert.equal(verdict.safeLimit.ratePerSec, 60, 'not 80/s, whose p95 was under the objective');
+  assert.match(record, /^safe limit: {4}60\/s \(p95 60 ms, 0% failures\)$/m);
+  assert.match(
+    record,
+    /note: {10}r080 met the objectives \(p95 183.8 ms\) but is not quoted as safe: it is at or above the plateau of 78.9\/s/,
+  );
+});
+
+test('repeats: the first pass alone finds the plateau; a safe limit whose repeat missed is unstable, not a figure', async () => {
+  const slow = (p95: number) => ({ latencyMs: { med: p95 / 2, p95, p99: p95, max: p95 } });
+  const repeat = (offered: number, served: number, extra: Partial<SaturationRow> = {}) =>
+    rateRow(offered, served, { step: `r${String(offered).padStart(3, '0')}b`, ...extra });
+  // Run order: the climb to the plateau at r080 (70 of 80/s), a low step the queue drains in
+  // (serving more than it was sent), r070 again, a step past, r080 again.
+  const run = (r070b: SaturationRow) => [
+    rateRow(20, 20),
+    rateRow(40, 40),
+    rateRow(60, 60),
+    rateRow(70, 69.6, slow(180)),
+    rateRow(80, 70, slow(400)),
+    repeat(20, 24),
+    r070b,
+    rateRow(90, 71, slow(450)),
+    repeat(80, 70.4, slow(420)),
+  ];
+  const held = await recordOf(run(repeat(70, 69.8, slow(200))));
+  assert.equal(
+    held.verdict.plateau?.step,
+    'r080',
+    'the repeats after the plateau are not read as steps of the climb',
+  );
+  assert.equal(held.verdict.safeLimit.ratePerSec, 70);
+  assert.match(
+    held.record,
+    /^repeats: {7}r070 served 69.6\/s then 69.8\/s at r070b .*; r080 served 70\/s then 70.4\/s at r080b/m,
+  );
+  assert.match(held.record, /r020b ran between them \(not decisive\).*plateau held, safe limit held$/m);
+
+  const missed = await recordOf(run(repeat(70, 69.7, slow(320))));
+  assert.equal(missed.verdict.safeLimit.ratePerSec, null, 'no figure is written down');
+  assert.match(
+    missed.record,
+    /^safe limit: {4}unstable, not written down: r070 met the objectives \(p95 180 ms, 0% failures\) and its repeat r070b did not \(p95 320 ms, over 250 ms\)/m,
+  );
+  assert.match(missed.record, /plateau held, safe limit UNSTABLE$/m);
+
+  const moved = await recordOf(
+    run(repeat(70, 69.8, slow(200))).map((r) => (r.step === 'r080b' ? repeat(80, 62, slow(500)) : r)),
+  );
+  assert.match(
+    moved.record,
+    /^first limit: {3}.*; plateau unstable, not written down: served 70\/s at r080 and 62\/s at r080b: it moved 11.4%, more than the run's noise of 2%$/m,
+  );
+  assert.equal(moved.verdict.plateau?.unstable !== undefined, true);
 });

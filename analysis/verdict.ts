@@ -4,6 +4,7 @@
 import type { SaturationRow, Verdict } from '../contract/index.ts';
 import { databaseOutageNotes, isDatabaseOutageRow } from './database-outage.ts';
 import { fitKnee } from './fit/knee.ts';
+import { repeatOf } from './step-tags.ts';
 import { criteriaChanges, DEFAULT_CRITERIA } from './verdict/criteria.ts';
 import { firstLimitOf } from './verdict/first-limit.ts';
 import { fmt } from './verdict/format.ts';
@@ -15,6 +16,7 @@ import { NEXT_LIMIT } from './verdict/next-limit.ts';
 import { collapseOf, overloadOf } from './verdict/overload.ts';
 import { findPlateau } from './verdict/plateau.ts';
 import { recoveryFrom } from './verdict/recovery.ts';
+import { judgeRepeats } from './verdict/repeats.ts';
 import { passedAtPlateau, safeStepOf } from './verdict/safe-limit.ts';
 import { scalingOf } from './verdict/scaling.ts';
 import { type LimitFinding, stepsCeilings } from './verdict/steps-limit.ts';
@@ -47,7 +49,12 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
   // So is a step the database was away for: what it served was the outage's doing, and a
   // plateau read from it would name a resource for something that is not a capacity limit.
   const outageRows = rows.filter((r) => r.offeredPerSec !== null && !r.cutShort && isDatabaseOutageRow(r));
-  const rateRows = rows.filter((r) => r.offeredPerSec !== null && !r.cutShort && !isDatabaseOutageRow(r));
+  const standingRows = rows.filter((r) => r.offeredPerSec !== null && !r.cutShort && !isDatabaseOutageRow(r));
+  // The first pass climbs; the repeats of its decisive steps (`r070b`) run later, after a
+  // step past the plateau or a low one, and are judged beside their first run, not as
+  // steps of the climb (a repeat below the plateau after it is not "served following again").
+  const rateRows = standingRows.filter((r) => repeatOf(r.step) === null);
+  const repeatRows = standingRows.filter((r) => repeatOf(r.step) !== null);
   notes.push(...databaseOutageNotes(inputs.timeline, rows));
   const ended = inputs.ended ?? null;
   const hasServer = rateRows.some((r) => r.server !== null);
@@ -102,6 +109,14 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
     objectives,
     found ? { index: found.index, servedPerSec: found.servedPerSec } : null,
   );
+  const repeats = judgeRepeats({
+    firstPass: rateRows,
+    repeats: repeatRows,
+    plateau: found ? { index: found.index } : null,
+    safe,
+    objectives,
+    followingShare: criteria.followingShare,
+  });
   const tooClose = found ? passedAtPlateau(rateRows, objectives, safe) : undefined;
   if (tooClose && found) {
     notes.push(
@@ -136,7 +151,12 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
 
   return {
     plateau: found
-      ? { step: found.row.step, servedPerSec: found.servedPerSec, offeredPerSec: found.row.offeredPerSec! }
+      ? {
+          step: found.row.step,
+          servedPerSec: found.servedPerSec,
+          offeredPerSec: found.row.offeredPerSec!,
+          ...(repeats?.plateau.stable === false ? { unstable: repeats.plateau.words } : {}),
+        }
       : null,
     firstLimit: {
       resource: limit.resource,
@@ -166,11 +186,16 @@ export function decideVerdict(inputs: VerdictInputs): Verdict {
       : {}),
     scaling: found ? scalingOf(limit, found) : null,
     littlesLaw,
-    safeLimit: {
-      ...safeLimitOf(safe, inputs.jittered === true),
-      // Every step that stands met the objectives: the steps above were never judged.
-      ...(ended && safe && safe === rateRows.at(-1) ? { atLeast: true } : {}),
-    },
+    safeLimit:
+      repeats?.safeLimit.stable === false
+        ? // Its step met the objectives once and not the second time: no figure is written down.
+          { ...safeLimitOf(undefined, inputs.jittered === true), unstable: repeats.safeLimit.words }
+        : {
+            ...safeLimitOf(safe, inputs.jittered === true),
+            // Every step that stands met the objectives: the steps above were never judged.
+            ...(ended && safe && safe === rateRows.at(-1) ? { atLeast: true } : {}),
+          },
+    ...(repeats ? { repeats } : {}),
     overload,
     backlog,
     recovery,

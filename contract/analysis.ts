@@ -197,9 +197,49 @@ export interface PredictedCeiling {
   ceilingPerSec: number;
 }
 
+/** A step and its repeat later in the same run (`r070` and `r070b`), side by side. */
+export interface RepeatPair {
+  step: string;
+  repeat: string;
+  offeredPerSec: number;
+  /** Served by window, the first run then the repeat, /s. */
+  servedPerSec: [number, number];
+  /** Client p95, the first run then the repeat, ms. */
+  p95Ms: [number, number];
+  failureRate: [number, number];
+  /** |served of the repeat − served of the first run| ÷ served of the first run. */
+  movedShare: number;
+  /** Why the repeat is not evidence (dropped starts, the generator, cut short); absent when it is. */
+  invalid?: string;
+}
+
+/**
+ * Whether the plateau and the safe limit held when their steps ran again (`stable` null:
+ * that step was not repeated, or its repeat is not evidence). Absent from a run without
+ * repeats, and from analyses written before repeats existed.
+ */
+export interface RepeatsVerdict {
+  pairs: RepeatPair[];
+  /**
+   * The run's own noise, as a share: the farthest served strayed from sent at the valid
+   * steps below the plateau (where nothing limited it), at least 2 %. A figure that moved
+   * between a step and its repeat by more than this is unstable.
+   */
+  noiseShare: number;
+  plateau: { stable: boolean | null; words: string };
+  safeLimit: { stable: boolean | null; words: string };
+  /** The record's `repeats:` line. */
+  summary: string;
+}
+
 /** The verdict on a run. */
 export interface Verdict {
-  plateau: { step: string; servedPerSec: number; offeredPerSec: number } | null;
+  /**
+   * `unstable`: the plateau moved between its step and that step's repeat by more than the
+   * run's noise (verdict.repeats); the figure is kept for comparison, the record does not
+   * write it down.
+   */
+  plateau: { step: string; servedPerSec: number; offeredPerSec: number; unstable?: string } | null;
   /**
    * `name`: the resource's own name when a published meter named it (`hikaricp pool orders`,
    * `executor http`); absent for plateau's own `GET /steps` figures and the generator.
@@ -248,7 +288,14 @@ export interface Verdict {
      * this rate, and how far above it is not known (absent when the run completed).
      */
     atLeast?: boolean;
+    /**
+     * Why no figure is given although a step met the objectives: its repeat did not
+     * (verdict.repeats); ratePerSec and step are then null. Absent otherwise.
+     */
+    unstable?: string;
   };
+  /** The decisive steps run again and what they showed (absent without repeats). */
+  repeats?: RepeatsVerdict | null;
   overload: string;
   /** What happened to the load past the plateau when it was queued rather than refused. */
   backlog?: {

@@ -6,6 +6,7 @@ export * from './database.ts';
 export * from './errors.ts';
 export * from './exit-codes.ts';
 export * from './generator-cpu.ts';
+export * from './probe.ts';
 export * from './resources.ts';
 export * from './run-manifest.ts';
 export * from './schema.ts';

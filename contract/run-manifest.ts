@@ -1,6 +1,7 @@
 // run.json: everything about how a run was made, each value with where it came from.
 import type { DatabaseInfo } from './database.ts';
 import type { EndingReason } from './exit-codes.ts';
+import type { StepFinding } from './probe.ts';
 import type { DeclaredResource, MeterSourceStatus, ResourceKind, ResourceRole } from './resources.ts';
 
 /** Where a configuration value came from. */
@@ -23,7 +24,11 @@ export interface VuSizing {
 /** The load a run applied (the capacity script's plan). */
 export interface LoadPlan {
   script: string;
-  /** Target rate of each step, requests/s. */
+  /**
+   * Target rate of each step in run order, requests/s. A rate run before is a repeat of that
+   * step (tagged `r070b`); runs before repeats existed only climb. While the probe of
+   * `plateau run --find` runs, the probe's rates (tagged `p016`).
+   */
   stepsPerSec: number[];
   holdSeconds: number;
   rampSeconds: number;
@@ -136,6 +141,11 @@ export interface RunManifest {
   rerunAs?: string | null;
   /** The request the study sent; absent in runs made before it could be chosen (GET /statement). */
   request?: StudyRequest;
+  /**
+   * How the steps were chosen when a probe chose them (`plateau run --find`, or repeats of
+   * given steps); absent for steps given by hand alone, and in runs made before.
+   */
+  find?: StepFinding;
   /**
    * The service's published meters: the sources read (`--metrics`, `--prometheus`,
    * PostgreSQL's views) and how each fared, and the resources declared in plateau.config.
