@@ -183,6 +183,32 @@ test('--jittered-run names a jittered run of the same configuration whose safe l
     /^safe limit: {4}10\/s with jittered arrivals \(from run 20261201-000000-aaaaaa\)/m,
   );
 
+  // A jittered safe limit at or above this run's plateau is never quoted: here the even run
+  // refused half of r020 (503s: 10 served of 20 sent), and the jittered one passed both steps.
+  const refusing = join(parent, '20261201-000200-cccccc');
+  await mkdir(refusing, { recursive: true });
+  const refused = [HEADER];
+  for (const [k, rate] of [10, 20].entries())
+    for (let s = 0; s < 4; s++)
+      for (let i = 0; i < rate; i++)
+        refused.push(req(1_800_000_200 + k * 4 + s, rate === 20 && i % 2 === 1 ? 503 : 200, `r0${rate}`));
+  await writeFile(join(refusing, 'k6.csv'), `${refused.join('\n')}\n`);
+  await writeFile(join(refusing, 'run.json'), manifestFor('20261201-000200-cccccc', 0));
+  const calm = '20261201-000300-dddddd';
+  await write(calm, 0.5, false); // jittered, and both steps met the objectives: 20/s
+  await analyzePath(join(parent, calm));
+  const capped = await analyzePath(refusing, { jitteredRun: join(parent, calm) });
+  assert.equal(capped.analysis.verdict.plateau?.step, 'r020');
+  assert.equal(capped.analysis.verdict.safeLimit.fromRun, null);
+  assert.ok(
+    capped.analysis.verdict.notes.some((n) =>
+      /jittered run 20261201-000300-dddddd's safe limit of 20\/s is not quoted: it is at or above this run's plateau/.test(
+        n,
+      ),
+    ),
+    capped.analysis.verdict.notes.join('\n'),
+  );
+
   // Judged by other criteria than the jittered run was, its safe limit is not borrowed.
   const stricter = await analyzePath(join(parent, '20261201-000100-bbbbbb'), {
     criteria: { ...DEFAULT_CRITERIA, followingShare: 0.95 },

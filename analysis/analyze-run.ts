@@ -161,7 +161,15 @@ export async function analyze(options: {
     manifest && options.jitteredRun
       ? await jitteredSafeLimit(options.jitteredRun, manifest, criteria, jitteredNotes)
       : undefined;
-  if (jittered) verdict.safeLimit = { ...jittered.safeLimit, jittered: true, fromRun: jittered.id };
+  // Real arrivals cluster: a jittered run's safe limit decides, even over this run's own
+  // (lower or unstable), except where it would stand at or above this run's plateau.
+  const plateauPerSec = verdict.plateau?.servedPerSec ?? null;
+  const jitteredRate = jittered?.safeLimit.ratePerSec ?? null;
+  if (jittered && plateauPerSec !== null && jitteredRate !== null && jitteredRate >= plateauPerSec) {
+    jitteredNotes.push(
+      `jittered run ${jittered.id}'s safe limit of ${jitteredRate}/s is not quoted: it is at or above this run's plateau of ${plateauPerSec}/s, where any burst queues`,
+    );
+  } else if (jittered) verdict.safeLimit = { ...jittered.safeLimit, jittered: true, fromRun: jittered.id };
   verdict.notes.push(
     ...runNotes({
       rows,
