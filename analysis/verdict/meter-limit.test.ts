@@ -233,6 +233,17 @@ test('a full CPU whose ceiling is the plateau is named before threads with no ho
       row(40, 23.5, [threads(8, 8, 30), pool(0, 0), cpu1(0.99)]),
     ]),
   );
+  // The same when the CPU per request grew under the load, so the ceiling predicted from the
+  // quiet steps (25/s) is 14 % above the plateau, and the threads read 81 % busy with callers
+  // waiting (the suite's own run of the JVM case).
+  const grown = decideVerdict(
+    inputs([
+      row(8, 8, [threads(0, 8, 0), pool(0, 0), cpu1(0.32)]),
+      row(16, 16, [threads(0, 8, 0), pool(0, 0), cpu1(0.64)]),
+      row(40, 22, [threads(6.5, 8, 19), pool(0.5, 0), cpu1(0.94)]),
+    ]),
+  );
+  assert.equal(grown.firstLimit.name, 'process cpu', grown.firstLimit.summary);
   assert.equal(verdict.firstLimit.resource, 'cpu', verdict.firstLimit.summary);
   assert.equal(verdict.firstLimit.name, 'process cpu');
   assert.ok(verdict.evidence.saturated.some((e) => /^also full: executor http 8 of 8 threads/.test(e)));

@@ -145,7 +145,11 @@ function compareCandidates(
   if (explainsPlateau(cb) && ca === undefined) return 1;
   if (ca !== undefined && cb === undefined && b.kind === 'cpu') return -1;
   if (cb !== undefined && ca === undefined && a.kind === 'cpu') return 1;
-  // A CPU is shared by everything on the path: without ceilings, a full resource that is
+  // A full CPU with a ceiling before a resource without one: slots fill too when their
+  // holders wait for a saturated CPU (the ceiling predicted from the quiet steps runs a little
+  // high, as CPU per request grows with contention), and more of them would not serve more.
+  if (oneIsCpu && (a.kind === 'cpu' ? ca : cb) !== undefined) return a.kind === 'cpu' ? -1 : 1;
+  // A CPU is shared by everything on the path: without any ceiling, a full resource that is
   // not the CPU is the more specific answer.
   if (oneIsCpu) return a.kind === 'cpu' ? 1 : -1;
   return b.position - a.position;
