@@ -118,6 +118,7 @@ test('check passes at a low rate and fails with exit 99 far above the plateau, w
     '3',
     '--set',
     'POOL_MAX=2',
+    ...TEST_PAYLOAD,
     '--out',
     out,
     '-q',
@@ -149,6 +150,7 @@ test('check passes at a low rate and fails with exit 99 far above the plateau, w
     '3',
     '--set',
     'POOL_MAX=2',
+    ...TEST_PAYLOAD,
     '--junit',
     junit,
     '--out',
@@ -157,7 +159,9 @@ test('check passes at a low rate and fails with exit 99 far above the plateau, w
   ]);
   assert.equal(crossed.code, 99, crossed.stderr);
   const xml = await readFile(junit, 'utf8');
-  assert.match(xml, /<testsuites name="plateau check" tests="3" failures="[12]">/);
+  // Failures crossed, always; p95 and the dropped starts too when the queue behind the pool
+  // has held every VU (it depends on how fast the machine drains it).
+  assert.match(xml, /<testsuites name="plateau check" tests="3" failures="[123]">/);
   assert.match(xml, /<failure message="http_req_failed: rate&#60;0.01 crossed/);
   // At the recorded limit a 3 s check may pass or just cross p95 (the pool is ~80% busy
   // there); what matters here is that the rate comes from the record.
