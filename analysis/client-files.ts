@@ -21,7 +21,8 @@ const INFLATE_BYTES = 1 << 18;
  * the reader parses one piece the next is being inflated on the other core, instead of
  * inflating and parsing taking turns on one.
  */
-const INFLATE_AHEAD_BYTES = 4 << 20;
+const INFLATE_AHEAD_BYTES = 1 << 20;
+const INFLATE_AHEAD_PIECES = INFLATE_AHEAD_BYTES / INFLATE_BYTES;
 
 /** Client files a run directory may hold, in order of preference. */
 export const CLIENT_FILES = ['k6.csv.gz', 'k6.csv', 'k6.ndjson.gz', 'k6.ndjson', 'k6.json.gz', 'k6.json'];
@@ -80,10 +81,8 @@ export async function openText(path: string, onCut?: (why: string) => void): Pro
     chunkSize: INFLATE_BYTES,
     readableHighWaterMark: INFLATE_AHEAD_BYTES,
   } as ZlibOptions);
-  const lines = new WholeLines({
-    readableHighWaterMark: INFLATE_AHEAD_BYTES,
-    writableHighWaterMark: INFLATE_AHEAD_BYTES,
-  });
+  // Pieces handed on one by one (object mode), not joined into one buffer on each read.
+  const lines = new WholeLines({ readableObjectMode: true, readableHighWaterMark: INFLATE_AHEAD_PIECES });
   // A stream that ends mid-member errors here; nothing downstream would ever end otherwise.
   gunzip.once('error', (error) => {
     onCut?.(error.message);

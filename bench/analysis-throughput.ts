@@ -1,10 +1,14 @@
-// Benchmark: how fast analysis streams a large k6 CSV, against a floor of reading the same
-// file line by line without parsing, and its peak memory.
+// Benchmark: how fast analysis reads a large k6 CSV the first time, against a floor of reading
+// the same file line by line without parsing, how fast it analyses it again from the client
+// summary the first analysis left, its peak memory, and what that makes of a nightly hour.
 //
-//   node --import tsx bench/analysis-throughput.ts [rows=3000000] [gz=1]
+//   node --import tsx bench/analysis-throughput.ts [rows=3000000] [gz=1] [stamps=s|ms]
 //
-// A 10-minute run at 2,000 requests/s is about 12 million rows (9 per request plus 4 per
-// iteration); pass 12000000 to measure that size (it needs ~2 GB of disk uncompressed).
+// Each request of the capacity script writes 13 rows: its 9 http_req* rows and the 4 of its
+// iteration (data_sent, data_received, iteration_duration, iterations; k6-compat.md §1). The
+// generated run sends 2,000 requests/s with whole-second stamps (k6's default; `ms`: the
+// millisecond stamps the embedded engine writes), so 12,000,000 rows are 923,077 requests,
+// 7.7 minutes of such a run (about 2 GB uncompressed).
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,11 +16,21 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { createGunzip, createGzip } from 'node:zlib';
 import { analyze } from '../analysis/analyze-run.ts';
+import { CLIENT_SUMMARY_FILE } from '../analysis/client-summary.ts';
+
+/** Rows one request of the capacity script writes to k6's CSV (9 of the request, 4 of its iteration). */
+const ROWS_PER_REQUEST = 13;
+const REQUESTS_PER_SEC = 2000;
+/** The nightly study the projection is for: an hour at 10,000 requests/s. */
+const NIGHTLY = { requestsPerSec: 10_000, seconds: 3600 };
 
 const rows = Number(process.argv[2] ?? 3_000_000);
 const gz = (process.argv[3] ?? '1') === '1';
+const msStamps = process.argv[4] === 'ms';
+// A run directory of its own: analysis leaves the client summary beside the client file.
 const dir = await mkdtemp(join(tmpdir(), 'plateau-analysis-bench-'));
 const file = join(dir, gz ? 'k6.csv.gz' : 'k6.csv');
+const summaryFile = join(dir, CLIENT_SUMMARY_FILE);
 
 async function generate(): Promise<void> {
   const out = createWriteStream(file);
@@ -46,7 +60,9 @@ async function generate(): Promise<void> {
   let chunk = '';
   for (let i = 0; i < rows; i++) {
     const request = Math.floor(i / metrics.length);
-    const t = 1_800_000_000 + Math.floor(request / 2000);
+    const t = msStamps
+      ? 1_800_000_000_000 + Math.floor((request * 1000) / REQUESTS_PER_SEC)
+      : 1_800_000_000 + Math.floor(request / REQUESTS_PER_SEC);
     const step = `r${String(100 * (1 + Math.floor(request / 120_000))).padStart(3, '0')}`;
     const metric = metrics[i % metrics.length]!;
     const httpTags =
@@ -66,6 +82,7 @@ async function generate(): Promise<void> {
   });
 }
 
+/** The floor: the file read line by line (gunzip, readline), nothing parsed. */
 async function floor(): Promise<number> {
   const source = createReadStream(file);
   const lines = createInterface({
@@ -77,30 +94,66 @@ async function floor(): Promise<number> {
   return n;
 }
 
+/** Inflating alone, in the pieces analysis reads (what no reader of a .gz file can beat). */
+async function inflateOnly(): Promise<void> {
+  for await (const _ of createReadStream(file, { highWaterMark: 1 << 20 }).pipe(
+    createGunzip({ chunkSize: 1 << 18 }),
+  ));
+}
+
+const seconds = (from: number) => (performance.now() - from) / 1000;
+const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
+
 try {
   process.stderr.write(`generating ${rows.toLocaleString()} rows…\n`);
   await generate();
   const bytes = (await stat(file)).size;
   let t = performance.now();
   const lineCount = await floor();
-  const floorS = (performance.now() - t) / 1000;
+  const floorS = seconds(t);
+  t = performance.now();
+  if (gz) await inflateOnly();
+  const inflateS = seconds(t);
   const rssBefore = process.memoryUsage().rss;
   t = performance.now();
-  const result = await analyze({ clientFile: file });
-  const analyzeS = (performance.now() - t) / 1000;
+  const first = await analyze({ clientFile: file, clientSummary: summaryFile });
+  const firstS = seconds(t);
+  t = performance.now();
+  const again = await analyze({ clientFile: file, clientSummary: summaryFile });
+  const againS = seconds(t);
+  if (JSON.stringify(again.analysis) !== JSON.stringify(first.analysis))
+    throw new Error('the analysis from the client summary differs from the first');
   const peakMb = Math.round(process.resourceUsage().maxRSS / 1024);
+  const floorRowsPerSec = lineCount / floorS;
+  const analyzeRowsPerSec = first.readStats.rows / firstS;
+  // The hour: its rows at 13 a request; a first analysis scales with rows, one from the
+  // summary with the run's seconds (the summary holds seconds and steps, not rows).
+  const runSeconds = rows / ROWS_PER_REQUEST / REQUESTS_PER_SEC;
+  const nightlyRows = NIGHTLY.requestsPerSec * NIGHTLY.seconds * ROWS_PER_REQUEST;
   process.stdout.write(
     `${JSON.stringify(
       {
         rows,
         gzip: gz,
+        stamps: msStamps ? 'ms' : 's',
         fileMb: Math.round(bytes / 1_048_576),
-        floorRowsPerSec: Math.round(lineCount / floorS),
-        analyzeRowsPerSec: Math.round(result.readStats.rows / analyzeS),
-        analyzeSeconds: Math.round(analyzeS * 10) / 10,
-        steps: result.analysis.table.length,
+        floorRowsPerSec: Math.round(floorRowsPerSec),
+        ...(gz ? { inflateOnlyRowsPerSec: Math.round(lineCount / inflateS) } : {}),
+        analyzeRowsPerSec: Math.round(analyzeRowsPerSec),
+        analyzeSeconds: round(firstS),
+        timesFloor: round(analyzeRowsPerSec / floorRowsPerSec, 2),
+        reanalyzeSeconds: round(againS, 2),
+        summaryKb: Math.round((await stat(summaryFile)).size / 1024),
+        steps: first.analysis.table.length,
         peakRssMb: peakMb,
         rssBeforeAnalyzeMb: Math.round(rssBefore / 1_048_576),
+        nightlyHour: {
+          requestsPerSec: NIGHTLY.requestsPerSec,
+          rows: nightlyRows,
+          floorMinutes: round(nightlyRows / floorRowsPerSec / 60),
+          analyzeMinutes: round(nightlyRows / analyzeRowsPerSec / 60),
+          reanalyzeSeconds: round((againS * NIGHTLY.seconds) / runSeconds),
+        },
         node: process.version,
       },
       null,
