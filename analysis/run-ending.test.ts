@@ -106,6 +106,18 @@ test('a step with under 90 % of its planned requests is cut short and invalid; t
   );
 });
 
+test('one request short of a few planned is a whole step: starts are whole, and one on the boundary goes either side', () => {
+  // The probe's first step: 2/s for 3 s, climbing from 0 over the first second, plans 5 and sends 4.
+  const probeLoad = { ...LOAD, stepsPerSec: [2, 4], holdSeconds: 3, rampSeconds: 1 };
+  const rows = [row('p002', 2, 4), row('p004', 4, 8)];
+  markCutShort(rows, probeLoad);
+  assert.deepEqual(
+    rows.map((r) => r.cutShort?.plannedRequests ?? null),
+    [null, 11],
+    'p002 stands; p004 sent 8 of its 11: the run ended during it',
+  );
+});
+
 test('a closed-model level is cut short by the seconds it sent, against its hold', () => {
   const level = (step: string, spanS: number) => ({
     ...row(step, null, 100),

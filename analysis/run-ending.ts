@@ -76,7 +76,9 @@ export function markCutShort(rows: SaturationRow[], load: RunManifest['load']): 
         reason = `the run ended during it: ${round(span)} s of its ${load.holdSeconds} s sent`;
     } else {
       planned = plannedRequests(row.step, load);
-      if (planned !== null && planned >= 1 && row.requests < CUT_SHORT_SHARE * planned)
+      // Starts are whole, and one planned on a step's boundary goes to either side of it: a
+      // step of 5 planned requests that sent 4 ran to its end.
+      if (planned !== null && planned >= 1 && row.requests < CUT_SHORT_SHARE * planned - 1)
         reason = `the run ended during it: ${row.requests} of its ${Math.round(planned)} planned requests sent`;
     }
     if (reason === undefined || planned === null) continue;

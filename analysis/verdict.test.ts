@@ -627,7 +627,7 @@ test('repeats: the first pass alone finds the plateau; a safe limit whose repeat
   assert.equal(held.verdict.safeLimit.ratePerSec, 70);
   assert.match(
     held.record,
-    /^repeats: {7}r070 served 69.6\/s then 69.8\/s at r070b .*; r080 served 70\/s then 70.4\/s at r080b/m,
+    /^repeats: {7}r070 served 99.4% of what was sent, then 99.7% at r070b \(p95 180 then 200 ms\); r080 served 70\/s then 70.4\/s at r080b \(0.6% apart; p95 400 then 420 ms\)/m,
   );
   assert.match(held.record, /r020b ran between them \(not decisive\).*plateau held, safe limit held$/m);
 

@@ -151,7 +151,7 @@ test('no repeats, no judgement; the record line names the decisive pairs and the
   )!;
   assert.match(
     verdict.summary,
-    /^r070 served 69.5\/s then 69.8\/s at r070b \(0.4%; p95 180 then 60 ms\); r080 served 72\/s/,
+    /^r070 served 99.3% of what was sent, then 99.7% at r070b \(p95 180 then 60 ms\); r080 served 72\/s then 71.3\/s at r080b \(1% apart; p95 400 then 60 ms\)/,
   );
   assert.match(verdict.summary, /r020b ran between them \(not decisive\); noise 2%/);
   assert.match(verdict.summary, /plateau held, safe limit held$/);

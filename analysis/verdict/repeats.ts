@@ -170,9 +170,16 @@ export function judgeRepeats(inputs: RepeatInputs): RepeatsVerdict | null {
   );
   const shown = decisiveSteps.size > 0 ? pairs.filter((p) => decisiveSteps.has(p.step)) : pairs;
   const others = pairs.filter((p) => !shown.includes(p));
-  const each = shown.map(
-    (p) =>
-      `${p.step} served ${fmt(p.servedPerSec[0])}/s then ${fmt(p.servedPerSec[1])}/s at ${p.repeat} (${pct(p.movedShare)}; p95 ${fmt(p.p95Ms[0])} then ${fmt(p.p95Ms[1])} ms)`,
+  // The plateau's step by what it served (the capacity, whatever ramped into it); a step below
+  // it by the share of what was sent that it served, which a ramp from a lower step changes
+  // the rate of but not the share.
+  const plateauStep = plateau ? firstPass[plateau.index]?.step : undefined;
+  const share = (row: SaturationRow | undefined) =>
+    row && row.sentPerSec > 0 ? pct(Math.min(1, row.servedPerSec / row.sentPerSec)) : '?';
+  const each = shown.map((p) =>
+    p.step === plateauStep
+      ? `${p.step} served ${fmt(p.servedPerSec[0])}/s then ${fmt(p.servedPerSec[1])}/s at ${p.repeat} (${pct(p.movedShare)} apart; p95 ${fmt(p.p95Ms[0])} then ${fmt(p.p95Ms[1])} ms)`
+      : `${p.step} served ${share(firstPass.find((r) => r.step === p.step))} of what was sent, then ${share(repeats.find((r) => r.step === p.repeat))} at ${p.repeat} (p95 ${fmt(p.p95Ms[0])} then ${fmt(p.p95Ms[1])} ms)`,
   );
   if (others.length > 0)
     each.push(`${others.map((p) => p.repeat).join(', ')} ran between them (not decisive)`);
