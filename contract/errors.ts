@@ -21,6 +21,11 @@ export const ERROR_CODES = {
   GENERATOR_DIED: 'PLATEAU_GENERATOR_DIED',
   /** The disk holding the run directory filled. */
   DISK_FULL: 'PLATEAU_DISK_FULL',
+  /**
+   * The probe of `plateau run --find` could not place the steps: the generator reached its
+   * limit first, the service failed from the first request, or the budget ran out.
+   */
+  NO_KNEE: 'PLATEAU_NO_KNEE',
 } as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[keyof typeof ERROR_CODES];
@@ -36,6 +41,7 @@ const EXIT_CODE_OF: Record<ErrorCode, ExitCode> = {
   [ERROR_CODES.DATABASE_DIED]: EXIT_CODES.databaseDied,
   [ERROR_CODES.GENERATOR_DIED]: EXIT_CODES.generatorDied,
   [ERROR_CODES.DISK_FULL]: EXIT_CODES.diskFull,
+  [ERROR_CODES.NO_KNEE]: EXIT_CODES.failure,
 };
 
 /** One problem found while validating configuration, with the way out. */

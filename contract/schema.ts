@@ -11,6 +11,8 @@ export const SCHEMA_VERSIONS = {
   'plateau.server-live': 1,
   'plateau.generator-cpu': 1,
   'plateau.resources': 1,
+  /** probe.json: the breakpoint probe of `plateau run --find` (contract/probe.ts). */
+  'plateau.probe': 1,
   /** client-summary.json.gz: a run's client side read once (analysis/client-summary.ts). */
   'plateau.client-summary': 1,
 } as const;

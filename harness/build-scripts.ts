@@ -28,6 +28,11 @@ export interface BuiltScript {
   bytes: number;
   /** Modules the bundle imports at run time: only `k6` and `k6/…`. */
   imports: string[];
+  /**
+   * Whether it bundles `plateau/k6` (scripts/lib/study.ts), whose options and tags follow the
+   * study's -e settings: only such a script can be given steps (or a probe's) by plateau.
+   */
+  usesStudy: boolean;
 }
 
 /**
@@ -83,7 +88,14 @@ export async function buildK6Scripts(
         { hint: 'k6 scripts may import only k6 and k6/* modules; bundle other code or remove it' },
       );
     }
-    built.push({ name: basename(outFile, '.js'), outFile: resolve(outFile), bytes: output.bytes, imports });
+    const usesStudy = Object.keys(output.inputs).some((input) => resolve(input) === PLATEAU_HELPER);
+    built.push({
+      name: basename(outFile, '.js'),
+      outFile: resolve(outFile),
+      bytes: output.bytes,
+      imports,
+      usesStudy,
+    });
   }
   return built.sort((a, b) => a.name.localeCompare(b.name));
 }

@@ -27,14 +27,16 @@ export default function (): void {
 `;
 }
 
-/** The starter config: what \`plateau run\` and \`plateau check\` read in this directory. */
+/**
+ * The starter config: what \`plateau run\` and \`plateau check\` read in this directory. It
+ * names no steps: a study of a service nobody has measured starts with a probe that finds
+ * where its knee is and places them (\`plateau run --find\`, within its 5-minute budget).
+ */
 export function starterConfig(target: string, script: string): string {
   return `${JSON.stringify(
     {
       target,
       script,
-      steps: [20, 40, 60, 80, 100],
-      hold: 20,
       p95Ms: 250,
       failRate: 0.01,
       check: { duration: '30s' },
@@ -52,8 +54,9 @@ export function registerInit(program: Command): void {
     .description(
       `Writes k6/study.ts, a TypeScript k6 script whose requests carry their step (k6 tag and
 X-Load-Step header, through 'plateau/k6'), and plateau.config.json, which plateau run and
-plateau check read from this directory. Edit the request in the script and the target and
-steps in the config, then run plateau run.`,
+plateau check read from this directory. Edit the request in the script and the target in
+the config, then run plateau run: with no steps in the config, a probe finds where the
+service's knee is and places them (add steps: [...] to place them yourself).`,
     )
     .option('--target <url>', 'your service', 'http://127.0.0.1:8080')
     .option('--endpoint <path>', 'the path the starter script requests', '/')
@@ -100,7 +103,7 @@ steps in the config, then run plateau run.`,
           '',
           'Next:',
           `  1. edit the request in ${show(script)} (method, path, body, checks); keep tagged(…) on every request`,
-          `  2. edit target and steps in ${show(config)}${isLoopbackUrl(flags.target) ? '' : ' (a non-loopback target also needs "allowRemoteTarget": true)'}`,
+          `  2. edit the target in ${show(config)}${isLoopbackUrl(flags.target) ? '' : ' (a non-loopback target also needs "allowRemoteTarget": true)'}; no steps: a probe finds them (add "steps": [...] to place them yourself)`,
           `  3. run the study from ${show(root) === '' ? 'here' : show(root)}: plateau run   (then plateau check --record runs/<id> in CI)`,
           '',
         ].join('\n'),

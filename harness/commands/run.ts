@@ -59,7 +59,23 @@ run.json says how it ended (docs/capacity-study.md).`,
       'closed model: retry a failed request up to n times, after its Retry-After or a jittered backoff (default 0)',
     )
     .option('--recovery-vus <n>', 'closed model: clients for --recovery s after the levels (default 0: none)')
-    .option('--steps <rates>', `target rates, requests/s (default ${STUDY_DEFAULTS.steps.join(',')})`)
+    .option(
+      '--steps <rates>',
+      `target rates, requests/s, in run order; a lower rate after them repeats that step (default ${STUDY_DEFAULTS.steps.join(',')}; found by a probe for your own service)`,
+    )
+    .option(
+      '--find',
+      'a probe places the steps: the rate doubles from 2/s until the first sign of the knee, then steps go coarse below it, fine across it and two past it (the default for your own service given no --steps)',
+    )
+    .option(
+      '--budget <duration>',
+      `the time --find's probe and study may take together, e.g. 5m, 90s (default ${STUDY_DEFAULTS.budgetSeconds / 60}m; at least 1m)`,
+    )
+    .option(
+      '--repeat-decisive',
+      'run the decisive steps (the last below the plateau, the plateau) again later in the study, to show whether they hold (the default with --find; with --steps a probe chooses them)',
+    )
+    .option('--no-repeat-decisive', 'run each step once, even with --find')
     .option('--hold <s>', `seconds per step (default ${STUDY_DEFAULTS.holdSeconds})`)
     .option('--ramp <s>', `ramp at the start of each hold (default ${STUDY_DEFAULTS.rampSeconds})`)
     .option('--recovery-rate <rate>', `rate after the ramp (default ${STUDY_DEFAULTS.recoveryRatePerSec})`)
@@ -109,7 +125,10 @@ run.json says how it ended (docs/capacity-study.md).`,
 Examples:
   plateau run --quick
   plateau run --set POOL_MAX=8 --steps 40,80,120,160
+  plateau run --find --budget 3m --set POOL_MAX=2   # a probe places the steps, the decisive ones run twice
+  plateau run --steps 20,40,60,70,80 --repeat-decisive
   plateau run --target http://127.0.0.1:8080 --steps 50,100,150 --hold 30
+  plateau run --target http://127.0.0.1:8080 --budget 10m   # no --steps: a probe finds them
   plateau run --target http://127.0.0.1:8080 --endpoint /api/orders --method POST \\
     --body @order.json --header 'Content-Type: application/json' --expect-status 201
   plateau run --script tests/orders.ts --target http://127.0.0.1:8080 --steps 20,40,80
@@ -124,7 +143,7 @@ Examples:
     )
     .action(async (given: RunFlags & { config?: string }, command: Command) => {
       const { flags, path, fromConfig } = await withConfigFile(given, command);
-      const plan = planStudy(flags);
+      const plan = planStudy(flags, process.env, path ? { configFile: path } : {});
       markConfigSources(plan.sources, fromConfig, flags);
       if (path) plan.sources['--config'] = { value: path, source: given.config ? 'flag' : 'default' };
       const stop = new AbortController();

@@ -29,6 +29,11 @@ export class GeneratorProbe {
     return this;
   }
 
+  /** The seconds sampled so far, oldest first (the probe judges its steps by them while it runs). */
+  seconds(): readonly GeneratorSecond[] {
+    return this.#seconds;
+  }
+
   /** Stops sampling and returns what was seen (empty seconds when /proc is unreadable). */
   stop(): GeneratorCpuReport {
     if (this.#timer) clearInterval(this.#timer);

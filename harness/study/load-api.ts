@@ -51,6 +51,27 @@ export function statusOf(body: unknown): { status: number; vus: number } | undef
   return { status: attributes.status, vus: typeof attributes.vus === 'number' ? attributes.vus : 0 };
 }
 
+/** A step's own figures from the generator: its requests' p95 (ms) and failure share. */
+export interface StepFigures {
+  p95Ms: number | null;
+  failureRate: number | null;
+}
+
+/** A trend's `p(95)` from a `GET /v1/metrics/{id}` answer; undefined otherwise. */
+export function metricP95(body: unknown): number | undefined {
+  const sample = (body as { data?: { attributes?: { sample?: Record<string, unknown> } } } | null)?.data
+    ?.attributes?.sample;
+  const p95 = sample?.['p(95)'];
+  return typeof p95 === 'number' ? p95 : undefined;
+}
+
+/** A rate's `rate` from a `GET /v1/metrics/{id}` answer; undefined otherwise. */
+export function metricRate(body: unknown): number | undefined {
+  const rate = (body as { data?: { attributes?: { sample?: { rate?: unknown } } } } | null)?.data?.attributes
+    ?.sample?.rate;
+  return typeof rate === 'number' ? rate : undefined;
+}
+
 /**
  * Reads the generator's REST API at `baseUrl` (`http://127.0.0.1:<port>`): three small
  * answers, never `GET /v1/metrics`, whose trends cost the generator a sort of every value.
@@ -83,6 +104,28 @@ export class LoadApiClient {
       return { atMs: this.#now(), ...state, httpReqs, droppedIterations };
     } catch {
       return undefined;
+    }
+  }
+
+  /**
+   * The figures of the requests tagged `step` so far: the sub-metrics
+   * `http_req_duration{step:<tag>}` and `http_req_failed{step:<tag>}` that a study's per-step
+   * thresholds define (real k6 and the engine both serve them; a script without those
+   * thresholds has none: null). A trend's read costs real k6 a sort of that step's values
+   * only, so the probe reads each step's once, when it ends.
+   */
+  async stepFigures(step: string): Promise<StepFigures> {
+    try {
+      const [duration, failed] = await Promise.all([
+        this.#get(`/v1/metrics/${encodeURIComponent(`http_req_duration{step:${step}}`)}`),
+        this.#get(`/v1/metrics/${encodeURIComponent(`http_req_failed{step:${step}}`)}`),
+      ]);
+      return {
+        p95Ms: duration.status === 200 ? (metricP95(duration.body) ?? null) : null,
+        failureRate: failed.status === 200 ? (metricRate(failed.body) ?? null) : null,
+      };
+    } catch {
+      return { p95Ms: null, failureRate: null };
     }
   }
 

@@ -131,3 +131,77 @@ test('--set on a target plateau did not start says it cannot change that service
     assert.match(problem?.hint ?? '', /service: \{ command, env, ready \}/);
   }
 });
+
+test('--find: a probe places the steps, by default for your own service given no steps; the reference study keeps its own', () => {
+  // npm start reproduces the published study: its seed steps, no probe.
+  assert.equal(planStudy({}, {}).find, null);
+  const found = planStudy({ find: true }, {});
+  assert.deepEqual(
+    { place: found.find?.placeSteps, repeat: found.find?.repeat, budget: found.find?.budgetSeconds },
+    { place: true, repeat: true, budget: 300 },
+  );
+  assert.equal(found.sources['--find']?.source, 'flag');
+  assert.equal(found.sources['--budget']?.value, '300s');
+  // Your own service (a target, a script, an endpoint, or a config file) without steps: a probe.
+  for (const [says, flags, context] of [
+    ['target', { target: 'http://127.0.0.1:8080' }, {}],
+    ['endpoint', { endpoint: '/orders' }, {}],
+    ['config', {}, { configFile: '/srv/plateau.config.json' }],
+  ] as const) {
+    const plan = planStudy(flags, {}, context);
+    assert.equal(plan.find?.placeSteps, true, says);
+    assert.equal(plan.sources['--find']?.source, 'default', says);
+  }
+  // With steps, or --quick, the steps are given.
+  assert.equal(planStudy({ target: 'http://127.0.0.1:8080', steps: '5,10' }, {}).find, null);
+  assert.equal(planStudy({ target: 'http://127.0.0.1:8080', quick: true }, {}).find, null);
+  assert.equal(
+    planStudy({ target: 'http://127.0.0.1:8080', find: false }, {}).find,
+    null,
+    'find: false in a config',
+  );
+  // --budget, --no-repeat-decisive, and a given hold kept for the placement.
+  const short = planStudy({ find: true, budget: '1m30s', repeatDecisive: false, hold: '5' }, {});
+  assert.deepEqual(
+    { budget: short.find?.budgetSeconds, repeat: short.find?.repeat, hold: short.find?.given.holdSeconds },
+    { budget: 90, repeat: false, hold: 5 },
+  );
+  // Given steps with their decisive ones repeated: the probe only chooses which.
+  const repeated = planStudy({ steps: '20,40,60', repeatDecisive: true }, {});
+  assert.deepEqual(
+    { place: repeated.find?.placeSteps, repeat: repeated.find?.repeat },
+    { place: false, repeat: true },
+  );
+  // Steps with repeats written out are steps like any (what confirm passes back).
+  assert.deepEqual(planStudy({ steps: '20,40,60,20,40' }, {}).steps, [20, 40, 60, 20, 40]);
+});
+
+test('--find refuses --steps, --quick and the closed model; --budget is a duration of at least 1m that holds the study', () => {
+  const refused = (flags: Parameters<typeof planStudy>[0]): string[] => {
+    try {
+      planStudy(flags, {});
+    } catch (error) {
+      assert.ok(isPlateauError(error));
+      assert.equal(error.exitCode, 104);
+      return error.problems.map((p) => `${p.setting}: ${p.message}`);
+    }
+    return [];
+  };
+  assert.deepEqual(refused({ find: true, steps: '20,40' }), ['--find: cannot be given with --steps']);
+  assert.deepEqual(refused({ find: true, quick: true }), ['--find: cannot be given with --quick']);
+  assert.ok(refused({ find: true, model: 'closed' }).includes('--find: cannot be given with --model'));
+  assert.deepEqual(refused({ find: true, budget: 'soon' }), ['--budget: "soon" is not accepted']);
+  assert.deepEqual(refused({ find: true, budget: '20s' }), [
+    '--budget: 20s is too short for even the probe and the smallest study',
+  ]);
+  assert.deepEqual(refused({ budget: '5m' }), [
+    '--budget: bounds a study that probes first, and this one does not',
+  ]);
+  assert.match(
+    refused({ find: true, budget: '2m', hold: '20' })[0] ?? '',
+    /^--budget: 120s does not hold a probe and 9 steps of --hold 20 s/,
+  );
+  assert.deepEqual(refused({ steps: '40,20' }), [
+    '--steps: "40,20" is not accepted: 20 is below 40 before it and was not run before (a lower rate can only repeat an earlier step)',
+  ]);
+});

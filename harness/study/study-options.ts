@@ -6,6 +6,7 @@ import { parseDeclaredResources } from '../../analysis/resources/declared-resour
 import type {
   ConfigProblem,
   SourcedValue,
+  StepFinding,
   StudyRequest,
   ValueSource,
   VuSizing,
@@ -13,11 +14,20 @@ import type {
 import { PlateauError } from '../../contract/index.ts';
 import { describeRange, parseNumberText } from '../../lib/number-text.ts';
 import { formatDuration, parseSeconds } from '../../scripts/lib/settings.ts';
+import { stepSequenceProblem } from '../../scripts/lib/steps.ts';
 import { parseServiceConfig, SERVICE_ENV_KEYS } from '../../target-service/config.ts';
 import { PROJECT_ROOT } from '../build-scripts.ts';
 import { type MeterFlags, type MeterPlan, planMeters } from './meter-plan.ts';
 import { planRequest, type RequestFlags } from './request-options.ts';
 import { planServiceProcess, type ServiceProcessPlan } from './service-process.ts';
+import {
+  LAYOUTS,
+  MIN_BUDGET_SECONDS,
+  MIN_HOLD_SECONDS,
+  planProbe,
+  recoveryFor,
+  STARTUP_ALLOWANCE_SECONDS,
+} from './step-placement.ts';
 
 /** The defaults of a study, in one place. */
 export const STUDY_DEFAULTS = {
@@ -39,6 +49,8 @@ export const STUDY_DEFAULTS = {
   vusLevels: [2, 4, 8, 12, 16, 20],
   retries: 0,
   recoveryVus: 0,
+  /** The time a study that finds its own steps may take, probe and study (`--budget`), s. */
+  budgetSeconds: 300,
 };
 
 /** `--quick`: about 30 s that still crosses the default service's ~70/s ceiling. */
@@ -82,11 +94,37 @@ export interface RunFlags extends RequestFlags, Omit<MeterFlags, 'resources'> {
   json?: boolean;
   quiet?: boolean;
   allowRemoteTarget?: boolean;
+  /** `--find`: a probe places the steps (the default for your own service given no steps). */
+  find?: boolean;
+  /** `--budget`: the time probe and study may take, a duration (`5m`, `90s`). */
+  budget?: string;
+  /** `--repeat-decisive` / `--no-repeat-decisive`: run the decisive steps again later in the study. */
+  repeatDecisive?: boolean;
   /**
    * The `service:` block of plateau.config (or of a recorded run, for confirm) as written:
    * the service plateau starts for the study. Not a flag.
    */
   serviceProcess?: unknown;
+}
+
+/**
+ * A study that probes its service first (harness/study/probe.ts): to place its steps
+ * (`--find`), or to choose which of the given steps to repeat (`--repeat-decisive`).
+ */
+export interface FindPlan {
+  /** Whether the probe places the steps (else they were given, and the probe picks the repeats). */
+  placeSteps: boolean;
+  /** Whether the decisive steps run again later in the study. */
+  repeat: boolean;
+  /** The time probe and study may take, s (the probe's share only, with given steps). */
+  budgetSeconds: number;
+  /** The study's settings that were given, kept as given by the placement (else it chooses them). */
+  given: {
+    holdSeconds?: number;
+    rampSeconds?: number;
+    recoverySeconds?: number;
+    recoveryRatePerSec?: number;
+  };
 }
 
 /** A study, fully decided. */
@@ -106,6 +144,7 @@ export interface StudyPlan {
   retries: number;
   /** Closed model: clients during the recovery after the levels (0: none). */
   recoveryVus: number;
+  /** The steps' rates in run order (a rate run before is a repeat); placeholders until a probe places them. */
   steps: number[];
   holdSeconds: number;
   rampSeconds: number;
@@ -114,6 +153,13 @@ export interface StudyPlan {
   jitterSeconds: number;
   p95Ms: number;
   failRate: number;
+  /** The probe that runs before the steps, or null (steps given, no repeats). */
+  find: FindPlan | null;
+  /**
+   * How a probe chose `steps` (run.json's `find`), once it has: kept by a rerun of the same
+   * study with more VUs, which runs the same steps without probing again.
+   */
+  placed?: StepFinding;
   /** Reference-service env (POOL_MAX=…) from --set; empty for a user's own target. */
   service: Record<string, string>;
   /** The user's own service (its origin), or undefined for the reference service. */
@@ -155,7 +201,11 @@ export function isLoopbackUrl(url: string): boolean {
  * Validates the flags (and K6_BIN/DATABASE_URL from `env`) into a plan. Every problem is
  * reported at once in one PlateauError, so the CLI exits 104 before anything starts.
  */
-export function planStudy(flags: RunFlags, env: Record<string, string | undefined> = process.env): StudyPlan {
+export function planStudy(
+  flags: RunFlags,
+  env: Record<string, string | undefined> = process.env,
+  context: { configFile?: string } = {},
+): StudyPlan {
   const problems: ConfigProblem[] = [];
   const sources: Record<string, SourcedValue> = {};
   const quick = flags.quick === true;
@@ -197,8 +247,7 @@ export function planStudy(flags: RunFlags, env: Record<string, string | undefine
     return pick(flag, value, fallback);
   };
 
-  let steps =
-    increasingList('--steps', flags.steps, 'whole rates, e.g. 20,40,60', problems) ?? STUDY_DEFAULTS.steps;
+  let steps = stepList(flags.steps, problems) ?? STUDY_DEFAULTS.steps;
   steps = pick(
     '--steps',
     flags.steps === undefined ? undefined : steps.join(','),
@@ -411,9 +460,16 @@ export function planStudy(flags: RunFlags, env: Record<string, string | undefine
     if (meters.prometheus.match)
       sources['--prometheus-match'] = { value: meters.prometheus.match, source: 'flag' };
   }
+  const find = planFind(flags, context, closed, problems, sources, {
+    hold: flags.hold === undefined ? undefined : holdSeconds,
+    ramp: flags.ramp === undefined ? undefined : rampSeconds,
+    recovery: flags.recovery === undefined ? undefined : recoverySeconds,
+    recoveryRate: flags.recoveryRate === undefined ? undefined : recoveryRatePerSec,
+  });
   if (problems.length > 0) throw PlateauError.invalidConfig(problems, 'options');
   return {
     script,
+    find,
     model: closed ? 'closed' : 'open',
     timeoutSeconds,
     vusLevels,
@@ -440,6 +496,138 @@ export function planStudy(flags: RunFlags, env: Record<string, string | undefine
     meters,
     sources,
   };
+}
+
+/**
+ * Whether the study probes first, and for what: `--find` places the steps, and is the
+ * default for a study of your own service (`--target`, `--script`, `--endpoint`, or a config
+ * file) given no steps; the reference study keeps its steps, so `npm start` reproduces the
+ * published one. `--repeat-decisive` (the default with `--find`) repeats the decisive
+ * steps; with given steps the probe then picks which. `--budget` bounds both. Problems:
+ * `--find` with `--steps`, `--quick` or the closed model; a budget that holds no probe and
+ * study; `--budget` with nothing to probe.
+ */
+function planFind(
+  flags: RunFlags,
+  context: { configFile?: string },
+  closed: boolean,
+  problems: ConfigProblem[],
+  sources: Record<string, SourcedValue>,
+  given: { hold?: number; ramp?: number; recovery?: number; recoveryRate?: number },
+): FindPlan | null {
+  const ownService =
+    flags.target !== undefined ||
+    flags.script !== undefined ||
+    flags.endpoint !== undefined ||
+    context.configFile !== undefined;
+  const byDefault =
+    flags.find === undefined && ownService && flags.steps === undefined && !flags.quick && !closed;
+  const find = flags.find ?? byDefault;
+  if (flags.find !== undefined || byDefault)
+    sources['--find'] = { value: find, source: flags.find === undefined ? 'default' : 'flag' };
+  if (flags.find === true) {
+    const against: [string, unknown, string][] = [
+      ['--steps', flags.steps, 'give the steps, or let the probe find them (drop --steps), not both'],
+      [
+        '--quick',
+        flags.quick,
+        '--quick runs fixed steps; for a short study that finds its own, use --find --budget 90s',
+      ],
+      [
+        '--model',
+        closed ? 'closed' : undefined,
+        'the probe raises an arrival rate: --find is for the open model',
+      ],
+    ];
+    for (const [flag, value, hint] of against) {
+      if (value === undefined || value === false) continue;
+      problems.push({ setting: '--find', message: `cannot be given with ${flag}`, hint });
+    }
+  }
+  const repeat = flags.repeatDecisive ?? find;
+  if (flags.repeatDecisive !== undefined) sources['--repeat-decisive'] = { value: repeat, source: 'flag' };
+  if (closed && flags.repeatDecisive === true)
+    problems.push({
+      setting: '--repeat-decisive',
+      message: 'is for the open model, and this study is closed',
+      hint: 'drop --repeat-decisive, or run the levels again by hand',
+    });
+  const probes = !closed && (find || repeat);
+  let budgetSeconds = STUDY_DEFAULTS.budgetSeconds;
+  if (flags.budget !== undefined) {
+    const parsed = parseSeconds(flags.budget);
+    if (!probes) {
+      problems.push({
+        setting: '--budget',
+        message: 'bounds a study that probes first, and this one does not',
+        hint: 'add --find (the probe places the steps) or --repeat-decisive, or drop --budget',
+      });
+    } else if (parsed === undefined) {
+      problems.push({
+        setting: '--budget',
+        message: `"${flags.budget}" is not accepted`,
+        hint: 'use a duration, e.g. 5m, 90s or 2m30s',
+      });
+    } else if (parsed < MIN_BUDGET_SECONDS) {
+      problems.push({
+        setting: '--budget',
+        message: `${formatDuration(parsed)} is too short for even the probe and the smallest study`,
+        hint: `give at least ${formatDuration(MIN_BUDGET_SECONDS)}: a probe to about 64/s and ${LAYOUTS.short.length + 3} steps of ${MIN_HOLD_SECONDS} s take that long`,
+      });
+    } else budgetSeconds = parsed;
+  }
+  if (!probes) return null;
+  sources['--budget'] = {
+    value: formatDuration(budgetSeconds),
+    source: flags.budget === undefined ? 'default' : 'flag',
+  };
+  if (find && given.hold !== undefined) {
+    // The smallest study at the given hold, after a probe to ~64/s: what any budget must hold.
+    const hold = given.hold;
+    const steps = LAYOUTS.short.length + (repeat ? 3 : 0);
+    const probe = planProbe(budgetSeconds);
+    const needed =
+      Math.min(6, probe.ratesPerSec.length) * probe.holdSeconds +
+      2 * STARTUP_ALLOWANCE_SECONDS +
+      steps * hold +
+      (given.recovery ?? recoveryFor(hold));
+    if (needed > budgetSeconds)
+      problems.push({
+        setting: '--budget',
+        message: `${formatDuration(budgetSeconds)} does not hold a probe and ${steps} steps of --hold ${hold} s (about ${formatDuration(Math.ceil(needed))})`,
+        hint: `give --budget ${formatDuration(Math.ceil(needed / 10) * 10)} or more, or a shorter --hold (or none: the budget then sets it)`,
+      });
+  }
+  return {
+    placeSteps: find,
+    repeat,
+    budgetSeconds,
+    given: {
+      ...(given.hold !== undefined ? { holdSeconds: given.hold } : {}),
+      ...(given.ramp !== undefined ? { rampSeconds: given.ramp } : {}),
+      ...(given.recovery !== undefined ? { recoverySeconds: given.recovery } : {}),
+      ...(given.recoveryRate !== undefined ? { recoveryRatePerSec: given.recoveryRate } : {}),
+    },
+  };
+}
+
+/**
+ * `--steps`: positive whole rates in run order, each above every rate before it or a repeat
+ * of one already run (`20,40,60,40`); undefined when not given or not such (a problem then).
+ */
+function stepList(raw: string | undefined, problems: ConfigProblem[]): number[] | undefined {
+  if (raw === undefined) return undefined;
+  const parts = raw.split(',').map((p) => p.trim());
+  const values = parts.map(Number);
+  const wellFormed = parts.every((p) => /^\d+$/.test(p)) && values.every((v) => v > 0);
+  const why = wellFormed ? stepSequenceProblem(values) : undefined;
+  if (wellFormed && why === undefined) return values;
+  problems.push({
+    setting: '--steps',
+    message: `"${raw}" is not accepted${why ? `: ${why}` : ''}`,
+    hint: 'use increasing whole rates, e.g. 20,40,60; a lower rate after them repeats an earlier step (20,40,60,40)',
+  });
+  return undefined;
 }
 
 /** Adds a problem when `value` of `flag` is not one of `allowed` (`what`: "a model"). */

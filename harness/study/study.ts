@@ -5,6 +5,7 @@ import { cpus, platform, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { type AnalysisOutput, analyzePath } from '../../analysis/analyze-run.ts';
 import { offeredFromTag } from '../../analysis/step-tags.ts';
+import { DEFAULT_CRITERIA } from '../../analysis/verdict.ts';
 import {
   type EndingReason,
   ERROR_CODES,
@@ -23,6 +24,7 @@ import { buildK6Scripts, PROJECT_ROOT } from '../build-scripts.ts';
 import type { Database } from '../db/database.ts';
 import { type LoggedChild, stopChild } from './child.ts';
 import { DiskWatch, diskFull, finalFilesBytes, SpaceReserve } from './disk-space.ts';
+import { findSteps } from './find-steps.ts';
 import { GeneratorProbe } from './generator-probe.ts';
 import { requireK6For, vetK6Binary } from './k6-binary.ts';
 import {
@@ -105,9 +107,12 @@ export async function runStudy(
   const progress = options.onProgress ?? (() => undefined);
   // A k6 that is missing, not executable or too old is named before anything starts.
   if (plan.engine === 'k6') vetK6Binary(plan.k6Bin);
-  const inputs = sizingInputs(plan);
-  let vus = planVus(inputs);
+  let vus = planVus(sizingInputs(plan));
   let result = await runOnce(plan, vus, options, null);
+  // A rerun runs the steps the first run ran (a probe's placement included), without probing again.
+  const ran: StudyPlan = { ...result.plan, find: null };
+  const inputs = sizingInputs(ran);
+  vus = result.vus;
   const rerunFrom: string[] = [];
   for (let attempt = 0; attempt < MAX_RERUNS; attempt++) {
     const analysis = result.output?.analysis;
@@ -121,14 +126,15 @@ export async function runStudy(
       phase: 'rerunning with more VUs',
       notice: `run ${result.manifest.id} dropped starts (${droppedAt.join(', ')}) with ${vus.preAllocatedVUs} VUs: those rows are not evidence; rerunning with ${next.preAllocatedVUs} pre-allocated VUs`,
     });
-    const rerun = await runOnce(plan, next, options, result.manifest.id);
+    const rerun = await runOnce(ran, next, options, result.manifest.id);
     result.manifest.rerunAs = rerun.manifest.id;
     await writeManifest(result.runDir, result.manifest);
     rerunFrom.push(result.manifest.id);
     result = rerun;
     vus = next;
   }
-  return { ...result, rerunFrom };
+  const { plan: _ran, vus: _vus, ...ended } = result;
+  return { ...ended, rerunFrom };
 }
 
 function gitCommit(): string | null {
@@ -159,7 +165,10 @@ function k6Version(bin: string): string {
 
 /** One run of a study while it runs: its directory, its run.json, the parts it started. */
 interface RunInProgress {
+  /** The plan; a probe replaces it with the steps it placed (`--find`) or the repeats it chose. */
   plan: StudyPlan;
+  /** The VUs of its study (sized again for the steps a probe placed). */
+  vus: VuSizing;
   dir: string;
   manifest: RunManifest;
   file: ManifestFile;
@@ -182,12 +191,12 @@ async function runOnce(
   vus: VuSizing,
   options: { signal?: AbortSignal; onProgress?: (p: StudyProgress) => void },
   rerunOf: string | null,
-): Promise<Omit<StudyResult, 'rerunFrom'>> {
+): Promise<Omit<StudyResult, 'rerunFrom'> & { plan: StudyPlan; vus: VuSizing }> {
   const run = await openRun(plan, vus, rerunOf, options.onProgress ?? (() => undefined));
   let first: PartEnding;
   let error: PlateauError | undefined;
   try {
-    first = await startParts(run, vus, options.signal);
+    first = await startParts(run, options.signal);
   } catch (thrown) {
     error =
       thrown instanceof PlateauError
@@ -201,7 +210,7 @@ async function runOnce(
         : { reason: 'failed', detail: error.message, ...(error.hint ? { hint: error.hint } : {}) };
   }
   // Where the load was when it ended: the live figures may move on while the parts stop.
-  return endStudy(run, first, run.manifest.reachedStep, error);
+  return { ...(await endStudy(run, first, run.manifest.reachedStep, error)), plan: run.plan, vus: run.vus };
 }
 
 /**
@@ -325,7 +334,7 @@ async function openRun(
   const manifest = newManifest(plan, vus, id, rerunOf);
   const file = new ManifestFile(dir);
   await file.save(manifest);
-  return { plan, dir, manifest, file, parts: new StudyParts(), reserve, unlock, progress };
+  return { plan, vus, dir, manifest, file, parts: new StudyParts(), reserve, unlock, progress };
 }
 
 /**
@@ -334,13 +343,29 @@ async function openRun(
  * and resolves with the first ending: the load's plan done, a part that died, the signal.
  * A part that cannot start throws; what had started is stopped by the caller's endStudy.
  */
-async function startParts(run: RunInProgress, vus: VuSizing, signal?: AbortSignal): Promise<PartEnding> {
-  const { plan, dir, manifest, parts, progress } = run;
+async function startParts(run: RunInProgress, signal?: AbortSignal): Promise<PartEnding> {
+  const { dir, manifest, parts, progress } = run;
+  let plan = run.plan;
   // Bundled first: a script that does not build, or needs a newer k6, fails before the
   // database and the service start.
   progress({ phase: 'bundling the k6 script' });
   const [script] = await buildK6Scripts({ outDir: join(dir, 'script'), entries: [scriptEntry(plan.script)] });
   if (plan.engine === 'k6') requireK6For(script!.imports, manifest.engine.version);
+  if (plan.find && !script!.usesStudy && !['capacity', 'concurrency'].includes(plan.script)) {
+    // A script with options of its own takes no steps: the probe could not drive it.
+    if (plan.sources['--find']?.source !== 'default' || plan.sources['--repeat-decisive'])
+      throw PlateauError.invalidConfig([
+        {
+          setting: '--script',
+          message: `${plan.script} does not import 'plateau/k6', so plateau cannot give it steps (a probe's, or repeats)`,
+          hint: 'export const options = studyOptions() and tag requests with tagged() from \'plateau/k6\' (docs/capacity-study.md, "Your own script"), or drop --find and --repeat-decisive',
+        },
+      ]);
+    plan = { ...plan, find: null };
+    run.plan = plan;
+    delete manifest.config['--find'];
+    delete manifest.config['--budget'];
+  }
   // A body given as text goes into the run directory: both engines read it with open().
   const body = plan.request.body;
   const bodyFile = body && 'text' in body ? join(dir, 'request-body') : undefined;
@@ -395,7 +420,37 @@ async function startParts(run: RunInProgress, vus: VuSizing, signal?: AbortSigna
     );
   await run.file.save(manifest);
   parts.add(new DiskWatch(dir));
-  await startLoadPart(run, { url: url!, script: script!.outFile, bodyFile, vus, hasSteps });
+  const poolMax = plan.target ? null : parseServiceConfig(plan.service).config.poolMax;
+  if (plan.find) {
+    const criteria = DEFAULT_CRITERIA;
+    const found = await findSteps({
+      plan,
+      manifest,
+      saveManifest: () => run.file.save(manifest),
+      parts,
+      dir,
+      url: url!,
+      hasSteps,
+      poolMax: poolMax ?? (hasSteps ? ((await fetchSteps(url!))?.settings.poolMax ?? null) : null),
+      script: script!.outFile,
+      env: { ...scriptEnv(plan, url!, run.vus), ...requestEnv(plan.request, bodyFile) },
+      csvMilliseconds: k6CsvMilliseconds(manifest.engine.version),
+      criteria: {
+        p95Ms: plan.p95Ms,
+        failRate: plan.failRate,
+        followingShare: criteria.followingShare,
+        poolSaturatedPct: criteria.poolSaturatedPct,
+      },
+      signal,
+      progress,
+    });
+    if ('ending' in found) return found.ending;
+    run.plan = found.plan;
+    run.vus = planVus(sizingInputs(found.plan));
+    manifest.load.vus = run.vus;
+    await run.file.save(manifest);
+  }
+  await startLoadPart(run, { url: url!, script: script!.outFile, bodyFile, vus: run.vus, hasSteps });
   return parts.first(signal);
 }
 
@@ -544,6 +599,8 @@ function serverSidePart(url: string, dir: string, progress: (p: StudyProgress) =
 
 /** How long the plan runs, s: its steps (or levels of clients) and the recovery after them. */
 function plannedSeconds(plan: StudyPlan): number {
+  // A study that places its own steps takes its budget, probe and all.
+  if (plan.find?.placeSteps) return plan.find.budgetSeconds;
   const levels = plan.model === 'closed' ? plan.vusLevels.length : plan.steps.length;
   return levels * plan.holdSeconds + plan.recoverySeconds;
 }
@@ -619,6 +676,7 @@ function newManifest(plan: StudyPlan, vus: VuSizing, id: string, rerunOf: string
     rerunOf,
     rerunAs: null,
     request: plan.request,
+    ...(plan.placed ? { find: plan.placed } : {}),
   };
 }
 
