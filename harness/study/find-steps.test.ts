@@ -16,8 +16,8 @@ const probe = (kneePerSec: number | null): ProbeReport => ({
 });
 
 test('given steps: the probe picks which to repeat, and repeats none it cannot place', () => {
-  // The reference service's seed steps with a knee near 70/s: 70 below the plateau, 80 at it (80 × 0.9 > 70).
-  assert.deepEqual(repeatGiven([20, 40, 60, 70, 80, 90, 110], probe(70), 0.9), {
+  // The reference service's seed steps with a knee near 71/s: 70 below it, 80 the plateau's (80 × 0.9 > 71).
+  assert.deepEqual(repeatGiven([20, 40, 60, 70, 80, 90, 110], probe(71), 0.9), {
     sequence: [20, 40, 60, 70, 80, 20, 70, 90, 110, 80],
     decisive: { below: 70, plateau: 80 },
   });

@@ -157,3 +157,10 @@ test("the record's steps line says how they were chosen", () => {
     'a probe (p002–p064, 3 s each; stopped at p064: served 38.5/s of 64/s sent) placed 12, 21, 31, 35, 37, 44, 52, 62/s around a knee near 38.5/s: coarse below, fine across, two past; run again: r037b after r012b, r044b after r062',
   );
 });
+
+test('given steps: the step below is the last offered under the knee, not one between the knee and the plateau', () => {
+  // A knee at 38/s: 40 follows (38 of 40 sent) but is at the plateau, never safe; 30 is the safe limit's.
+  assert.deepEqual(predictDecisive([10, 20, 30, 40, 50, 60], 38.3, 0.9), { below: 30, plateau: 50 });
+  // No step under the knee.
+  assert.deepEqual(predictDecisive([40, 50], 38.3, 0.9), { below: null, plateau: 50 });
+});

@@ -91,7 +91,9 @@ export function ratesAround(kneePerSec: number, shares: readonly number[]): numb
 /**
  * The decisive steps predicted for a knee at `kneePerSec`: the plateau's is the first step
  * whose offered rate the knee serves less than `followingShare` of (offered × share > knee,
- * where the plateau rule will find served below sent), the one below it the step before.
+ * where the plateau rule will find served below sent); the one below it is the last step
+ * offered under the knee, the safe limit's when it meets the objectives (a step between the
+ * knee and the plateau's follows, but is never safe: safe-limit.ts).
  */
 export function predictDecisive(
   firstPass: readonly number[],
@@ -99,8 +101,9 @@ export function predictDecisive(
   followingShare: number,
 ): { below: number | null; plateau: number | null } {
   const index = firstPass.findIndex((rate) => rate * followingShare > kneePerSec);
-  if (index < 0) return { below: firstPass.at(-1) ?? null, plateau: null };
-  return { below: index > 0 ? firstPass[index - 1]! : null, plateau: firstPass[index]! };
+  const before = index < 0 ? firstPass : firstPass.slice(0, index);
+  const below = before.filter((rate) => rate < kneePerSec).at(-1) ?? null;
+  return { below, plateau: index < 0 ? null : firstPass[index]! };
 }
 
 /**
