@@ -19,7 +19,7 @@ import {
   withRepeats,
 } from './step-placement.ts';
 import type { StudyPlan } from './study-options.ts';
-import type { PartEnding, StudyParts } from './study-parts.ts';
+import { interruptedBy, type PartEnding, type StudyParts } from './study-parts.ts';
 import { resetSteps } from './target.ts';
 
 /** The longest the service is given to finish the probe's last requests before the study, ms. */
@@ -163,8 +163,22 @@ export async function findSteps(context: FindContext): Promise<FindOutcome> {
   // The probe's last requests are the service's business until they are done; then its
   // buckets are emptied, so that server.json holds the study alone.
   await settle(context);
+  // Interrupted meanwhile: the probe stays the run's client side, analysed as far as it went.
+  if (context.signal?.aborted) return { ending: interruptedBy(context.signal) };
   await moveProbeFiles(dir);
   await resetSteps(context.url);
+  // run.json's settings say what ran: the placed steps and holds (their sources as planned).
+  const ran: [string, string | number][] = [
+    ['--steps', next.steps.join(',')],
+    ['--hold', next.holdSeconds],
+    ['--ramp', next.rampSeconds],
+    ['--recovery', next.recoverySeconds],
+    ['--recovery-rate', next.recoveryRatePerSec],
+  ];
+  for (const [flag, value] of ran) {
+    const entry = manifest.config[flag];
+    if (entry) entry.value = value;
+  }
   manifest.load = {
     ...manifest.load,
     stepsPerSec: next.steps,
