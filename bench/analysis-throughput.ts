@@ -4,16 +4,22 @@
 //
 //   node --import tsx bench/analysis-throughput.ts [rows=3000000] [gz=1] [stamps=s|ms]
 //
+// The analyses run in a process of their own, as `plateau analyze` does: its peak memory is
+// theirs, not the generator's or the floor's.
+//
 // Each request of the capacity script writes 13 rows: its 9 http_req* rows and the 4 of its
 // iteration (data_sent, data_received, iteration_duration, iterations; k6-compat.md §1). The
 // generated run sends 2,000 requests/s with whole-second stamps (k6's default; `ms`: the
 // millisecond stamps the embedded engine writes), so 12,000,000 rows are 923,077 requests,
 // 7.7 minutes of such a run (about 2 GB uncompressed).
+
+import { execFileSync } from 'node:child_process';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { createGunzip, createGzip } from 'node:zlib';
 import { analyze } from '../analysis/analyze-run.ts';
 import { CLIENT_SUMMARY_FILE } from '../analysis/client-summary.ts';
@@ -24,13 +30,50 @@ const REQUESTS_PER_SEC = 2000;
 /** The nightly study the projection is for: an hour at 10,000 requests/s. */
 const NIGHTLY = { requestsPerSec: 10_000, seconds: 3600 };
 
+const seconds = (from: number) => (performance.now() - from) / 1000;
+const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+/** What the analysing process reports. */
+interface Analyses {
+  rows: number;
+  firstS: number;
+  againS: number;
+  steps: number;
+  summaryBytes: number;
+  peakRssMb: number;
+}
+
+// `--analyse <file>`: the child that analyses the file twice, first from it and then from the
+// summary the first analysis left beside it, and prints what it measured.
+if (process.argv[2] === '--analyse') {
+  const file = process.argv[3]!;
+  const summaryFile = join(file, '..', CLIENT_SUMMARY_FILE);
+  let t = performance.now();
+  const first = await analyze({ clientFile: file, clientSummary: summaryFile });
+  const firstS = seconds(t);
+  t = performance.now();
+  const again = await analyze({ clientFile: file, clientSummary: summaryFile });
+  const againS = seconds(t);
+  if (JSON.stringify(again.analysis) !== JSON.stringify(first.analysis))
+    throw new Error('the analysis from the client summary differs from the first');
+  const result: Analyses = {
+    rows: first.readStats.rows,
+    firstS,
+    againS,
+    steps: first.analysis.table.length,
+    summaryBytes: (await stat(summaryFile)).size,
+    peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+  };
+  process.stdout.write(JSON.stringify(result));
+  process.exit(0);
+}
+
 const rows = Number(process.argv[2] ?? 3_000_000);
 const gz = (process.argv[3] ?? '1') === '1';
 const msStamps = process.argv[4] === 'ms';
 // A run directory of its own: analysis leaves the client summary beside the client file.
 const dir = await mkdtemp(join(tmpdir(), 'plateau-analysis-bench-'));
 const file = join(dir, gz ? 'k6.csv.gz' : 'k6.csv');
-const summaryFile = join(dir, CLIENT_SUMMARY_FILE);
 
 async function generate(): Promise<void> {
   const out = createWriteStream(file);
@@ -94,15 +137,10 @@ async function floor(): Promise<number> {
   return n;
 }
 
-/** Inflating alone, in the pieces analysis reads (what no reader of a .gz file can beat). */
+/** Inflating alone, in the pieces analysis inflates (what no reader of a .gz file can beat). */
 async function inflateOnly(): Promise<void> {
-  for await (const _ of createReadStream(file, { highWaterMark: 1 << 20 }).pipe(
-    createGunzip({ chunkSize: 1 << 18 }),
-  ));
+  for await (const _ of createReadStream(file).pipe(createGunzip({ chunkSize: 1 << 15 })));
 }
-
-const seconds = (from: number) => (performance.now() - from) / 1000;
-const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
 
 try {
   process.stderr.write(`generating ${rows.toLocaleString()} rows…\n`);
@@ -111,21 +149,17 @@ try {
   let t = performance.now();
   const lineCount = await floor();
   const floorS = seconds(t);
+  const analyses = JSON.parse(
+    execFileSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--analyse', file], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    }),
+  ) as Analyses;
   t = performance.now();
   if (gz) await inflateOnly();
   const inflateS = seconds(t);
-  const rssBefore = process.memoryUsage().rss;
-  t = performance.now();
-  const first = await analyze({ clientFile: file, clientSummary: summaryFile });
-  const firstS = seconds(t);
-  t = performance.now();
-  const again = await analyze({ clientFile: file, clientSummary: summaryFile });
-  const againS = seconds(t);
-  if (JSON.stringify(again.analysis) !== JSON.stringify(first.analysis))
-    throw new Error('the analysis from the client summary differs from the first');
-  const peakMb = Math.round(process.resourceUsage().maxRSS / 1024);
   const floorRowsPerSec = lineCount / floorS;
-  const analyzeRowsPerSec = first.readStats.rows / firstS;
+  const analyzeRowsPerSec = analyses.rows / analyses.firstS;
   // The hour: its rows at 13 a request; a first analysis scales with rows, one from the
   // summary with the run's seconds (the summary holds seconds and steps, not rows).
   const runSeconds = rows / ROWS_PER_REQUEST / REQUESTS_PER_SEC;
@@ -140,19 +174,18 @@ try {
         floorRowsPerSec: Math.round(floorRowsPerSec),
         ...(gz ? { inflateOnlyRowsPerSec: Math.round(lineCount / inflateS) } : {}),
         analyzeRowsPerSec: Math.round(analyzeRowsPerSec),
-        analyzeSeconds: round(firstS),
+        analyzeSeconds: round(analyses.firstS),
         timesFloor: round(analyzeRowsPerSec / floorRowsPerSec, 2),
-        reanalyzeSeconds: round(againS, 2),
-        summaryKb: Math.round((await stat(summaryFile)).size / 1024),
-        steps: first.analysis.table.length,
-        peakRssMb: peakMb,
-        rssBeforeAnalyzeMb: Math.round(rssBefore / 1_048_576),
+        reanalyzeSeconds: round(analyses.againS, 2),
+        summaryKb: Math.round(analyses.summaryBytes / 1024),
+        steps: analyses.steps,
+        peakRssMb: analyses.peakRssMb,
         nightlyHour: {
           requestsPerSec: NIGHTLY.requestsPerSec,
           rows: nightlyRows,
           floorMinutes: round(nightlyRows / floorRowsPerSec / 60),
           analyzeMinutes: round(nightlyRows / analyzeRowsPerSec / 60),
-          reanalyzeSeconds: round((againS * NIGHTLY.seconds) / runSeconds),
+          reanalyzeSeconds: round((analyses.againS * NIGHTLY.seconds) / runSeconds),
         },
         node: process.version,
       },
