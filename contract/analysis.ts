@@ -222,8 +222,9 @@ export interface RepeatsVerdict {
   pairs: RepeatPair[];
   /**
    * The run's own noise, as a share: the farthest served strayed from sent at the valid
-   * steps below the plateau (where nothing limited it), at least 2 %. A figure that moved
-   * between a step and its repeat by more than this is unstable.
+   * steps below the plateau (where nothing limited it), or the spread of served across the
+   * steps from the plateau's on (each a measure of the plateau), the larger, at least 2 %. A
+   * figure that moved between a step and its repeat by more than this is unstable.
    */
   noiseShare: number;
   plateau: { stable: boolean | null; words: string };

@@ -83,11 +83,11 @@ async function assertFound(dir: string, budgetSeconds: number) {
   // The record says how the steps were chosen, and gives the repeats' spread.
   assert.match(
     record,
-    /^steps: {9}a probe \(p002–p\d{3}, 3 s each; stopped at p\d{3}: served [\d.]+\/s of \d+\/s sent\) placed [\d, ]+\/s around a knee near [\d.]+\/s: coarse below, fine across, two past; run again: r\d{3}b after r\d{3}b, r\d{3}b after r\d{3}$/m,
+    /^steps: {9}a probe \(p002–p\d{3}, 3 s each; stopped at p\d{3}, a step past where served first fell below sent \(p\d{3}: served [\d.]+\/s of \d+\/s sent.*\); served [\d.]+\/s of \d+\/s sent there\) placed [\d, ]+\/s around a knee near [\d.]+\/s: coarse below, fine across, two past; run again: r\d{3}b after r\d{3}b, r\d{3}b after r\d{3}$/m,
   );
   assert.match(
     record,
-    /^repeats: {7}r\d{3} served .* at r\d{3}b .*noise [\d.]+% \(served against sent below the plateau\): plateau (held|UNSTABLE|not judged), safe limit (held|UNSTABLE|not judged)$/m,
+    /^repeats: {7}r\d{3} served .* at r\d{3}b .*noise [\d.]+% \(served against sent below the plateau, and across the steps past it\): plateau (held|UNSTABLE|not judged), safe limit (held|UNSTABLE|not judged)$/m,
   );
   assert.match(record, /^first limit: {3}pool[,;] /m);
   return { manifest, probe, analysis, record };

@@ -52,9 +52,11 @@ export function pairRepeats(firstPass: SaturationRow[], repeats: SaturationRow[]
 }
 
 /**
- * The run's own noise, as a share: the farthest served strayed from sent, |served − sent| ÷
- * sent, at the valid first-pass steps below the plateau (all of them without one) after the
- * first, where nothing limited it and served should equal sent; at least {@link NOISE_FLOOR}.
+ * The run's own noise, as a share, from what one pass measured twice over: below the
+ * plateau, served should equal sent, and the farthest it strayed, |served − sent| ÷ sent, at
+ * the valid first-pass steps after the first; past it, every step serves the plateau, and
+ * their spread, (most − least) ÷ most served at the valid first-pass steps from the plateau's
+ * on, is how far one measure of it is from another. The larger, at least {@link NOISE_FLOOR}.
  */
 export function noiseShareOf(firstPass: SaturationRow[], plateauIndex: number | null): number {
   // The first step ramps from nothing: its window starts before its rate does, so what it
@@ -63,7 +65,11 @@ export function noiseShareOf(firstPass: SaturationRow[], plateauIndex: number | 
     .slice(1)
     .filter((r) => !r.invalid && r.sentPerSec > 0);
   const strays = below.map((r) => Math.abs(r.servedPerSec - r.sentPerSec) / r.sentPerSec);
-  return Math.max(NOISE_FLOOR, ...strays);
+  const past = plateauIndex === null ? [] : firstPass.slice(plateauIndex).filter((r) => !r.invalid);
+  const most = Math.max(0, ...past.map((r) => r.servedPerSec));
+  const spread =
+    past.length > 1 && most > 0 ? (most - Math.min(...past.map((r) => r.servedPerSec))) / most : 0;
+  return Math.max(NOISE_FLOOR, spread, ...strays);
 }
 
 /** Whether a row met the objectives and delivered its load (what the safe limit asks of a step). */
@@ -185,6 +191,6 @@ export function judgeRepeats(inputs: RepeatInputs): RepeatsVerdict | null {
     each.push(`${others.map((p) => p.repeat).join(', ')} ran between them (not decisive)`);
   const held = (what: string, v: { stable: boolean | null }) =>
     v.stable === true ? `${what} held` : v.stable === false ? `${what} UNSTABLE` : `${what} not judged`;
-  const summary = `${each.join('; ')}; noise ${pct(noiseShare)} (served against sent below the plateau): ${held('plateau', plateauVerdict)}, ${held('safe limit', safeVerdict)}`;
+  const summary = `${each.join('; ')}; noise ${pct(noiseShare)} (served against sent below the plateau, and across the steps past it): ${held('plateau', plateauVerdict)}, ${held('safe limit', safeVerdict)}`;
   return { pairs, noiseShare, plateau: plateauVerdict, safeLimit: safeVerdict, summary };
 }

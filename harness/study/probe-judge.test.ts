@@ -159,13 +159,37 @@ test('the probe stops at the knee, one step past another first sign, at the gene
     words?: RegExp;
   }[] = [
     { says: 'nothing yet', steps: quiet, stop: null },
+    // Served fell at 16/s: one more step, to see what the service holds past the knee.
+    { says: 'served fell', steps: [...quiet, judged(data(16, 9))], stop: null },
     {
-      says: 'served fell',
-      steps: [...quiet, judged(data(16, 9))],
+      says: 'a step past served falling',
+      steps: [...quiet, judged(data(16, 9)), judged(data(32, 9.5))],
       stop: 'knee',
-      words: /stopped at p016: served 9\/s of 16\/s sent/,
+      words:
+        /stopped at p032, a step past where served first fell below sent \(p016: served 9\/s of 16\/s sent\); served 9.5\/s of 32\/s sent there/,
     },
-    // The pool filled at 16/s but served followed: one more step, to see served fall.
+    // The pool filled at 16/s, served fell at 32/s: one more step past the fall.
+    {
+      says: 'another sign, then served fell',
+      steps: [
+        ...quiet,
+        judged(data(16, 16, {}, { checkedOutMean: 3.9, waitingMean: 3 })),
+        judged(data(32, 20)),
+      ],
+      stop: null,
+    },
+    {
+      says: 'a step past that fall',
+      steps: [
+        ...quiet,
+        judged(data(16, 16, {}, { checkedOutMean: 3.9, waitingMean: 3 })),
+        judged(data(32, 20)),
+        judged(data(64, 20.5)),
+      ],
+      stop: 'knee',
+      words: /\(p032: served 20\/s of 32\/s sent; the first sign at p016: pool 98% checked out, 3 waiting\)/,
+    },
+    // The pool filled at 16/s but served followed: one more step, to see whether served falls.
     {
       says: 'first sign',
       steps: [...quiet, judged(data(16, 16, {}, { checkedOutMean: 3.9, waitingMean: 3 }))],
@@ -180,7 +204,13 @@ test('the probe stops at the knee, one step past another first sign, at the gene
       ],
       stop: 'knee',
       words:
-        /a step past the first sign at p016 \(pool 98% checked out, 3 waiting\); served still followed at p032/,
+        /a step past the first sign at p016 \(pool 98% checked out, 3 waiting\); served still followed there/,
+    },
+    // Half of the first sign's requests failed: no need to press harder.
+    {
+      says: 'failing past the knee',
+      steps: [...quiet, judged(data(16, 8, { client: { p95Ms: 60, failureRate: 0.5 } }))],
+      stop: 'knee',
     },
     {
       says: 'generator',

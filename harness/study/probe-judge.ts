@@ -164,12 +164,13 @@ export function probeSigns(step: Omit<ProbeStep, 'signs'>, criteria: ProbeCriter
 export type ProbeMove = { stop: false } | { stop: true; reason: ProbeStopReason; words: string };
 
 /**
- * After each step: stop at the knee (served fell below sent; or the step after the first
- * other sign, which shows whether served fell there too, unless the first sign's step
- * already failed half its requests), when the generator reached its own limit before the
- * service showed a sign, when the very first step failed half its requests (the service
- * fails from the first request), or when the plan is done (`budget` when the budget cut it
- * short, `end` when its top rate ran).
+ * After each step: stop one step past where served first fell below sent, which measures
+ * what the service holds past its knee a second time; after another first sign, one step
+ * past it when served still followed there (else on, past the fall); at the sign itself when
+ * half its requests failed or the generator is at its own limit there. Also stop when the
+ * generator reached its own limit before the service showed a sign, when the very first step
+ * failed half its requests (the service fails from the first request), or when the plan is
+ * done (`budget` when the budget cut it short, `end` when its top rate ran).
  */
 export function nextProbeMove(steps: ProbeStep[], planned: number, cutByBudget: boolean): ProbeMove {
   const last = steps.at(-1);
@@ -181,25 +182,36 @@ export function nextProbeMove(steps: ProbeStep[], planned: number, cutByBudget: 
       reason: 'failing',
       words: `the service failed from the first request: ${Math.round(failingShare * 100)}% of ${last.step}'s requests at ${rate(last.offeredPerSec)} failed`,
     };
-  const served = last.signs.find((s) => s.kind === 'served');
   const first = steps.find((s) => s.signs.length > 0);
-  if (served)
+  const fell = steps.find((s) => s.signs.some((x) => x.kind === 'served'));
+  const signWords = (step: ProbeStep) => step.signs.map((s) => s.words).join(', ');
+  const servedWords = (step: ProbeStep) =>
+    step.signs.find((s) => s.kind === 'served')?.words ?? 'served still followed';
+  if (fell && fell !== last)
     return {
       stop: true,
       reason: 'knee',
-      words: `stopped at ${last.step}: ${served.words}${first && first !== last ? ` (the first sign at ${first.step}: ${first.signs.map((s) => s.words).join(', ')})` : ''}`,
+      words: `stopped at ${last.step}, a step past where served first fell below sent (${fell.step}: ${servedWords(fell)}${first && first !== fell ? `; the first sign at ${first.step}: ${signWords(first)}` : ''}); ${servedWords(last)} there`,
     };
-  if (generatorLimited(last) && !last.signs.some((s) => s.kind === 'failures'))
+  if (first && !fell && first !== last)
+    return {
+      stop: true,
+      reason: 'knee',
+      words: `stopped at ${last.step}, a step past the first sign at ${first.step} (${signWords(first)}); served still followed there`,
+    };
+  if (first && failingShare >= FAILING_SHARE)
+    return { stop: true, reason: 'knee', words: `stopped at ${last.step}: ${signWords(last)}` };
+  if (first && generatorLimited(last))
+    return {
+      stop: true,
+      reason: 'knee',
+      words: `stopped at ${last.step}: ${signWords(last)}, with the generator at its own limit (no step past it)`,
+    };
+  if (!first && generatorLimited(last))
     return {
       stop: true,
       reason: 'generator',
       words: `the load generator reached its own limit at ${last.step} (CPU ${Math.round(last.generatorCpuPct ?? 0)}% of the cores it can use) before the service showed a sign of a knee: the service served ${rate(last.servedPerSec ?? 0)} and its limit is above what this generator can send`,
-    };
-  if (first && (first !== last || failingShare >= FAILING_SHARE))
-    return {
-      stop: true,
-      reason: 'knee',
-      words: `stopped at ${last.step}, a step past the first sign at ${first.step} (${first.signs.map((s) => s.words).join(', ')})${first !== last ? `; served still followed at ${last.step}` : ''}`,
     };
   if (steps.length >= planned) {
     const top = rate(last.offeredPerSec);
@@ -208,14 +220,14 @@ export function nextProbeMove(steps: ProbeStep[], planned: number, cutByBudget: 
           stop: true,
           reason: first ? 'knee' : 'budget',
           words: first
-            ? `the probe's share of the budget ended at ${last.step}, a sign at ${first.step}`
+            ? `the probe's share of the budget ended at ${last.step}, the first sign of the knee (${signWords(first)})`
             : `no sign of a knee up to ${top} within the probe's share of the budget`,
         }
       : {
           stop: true,
           reason: first ? 'knee' : 'end',
           words: first
-            ? `the probe's last step ${last.step}`
+            ? `stopped at ${last.step}, the probe's last step (${signWords(first)})`
             : `no sign of a knee up to ${top}, the probe's top rate`,
         };
   }

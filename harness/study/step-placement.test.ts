@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
   findingWords,
+  LAYOUTS,
   type PlacedSteps,
   placeSteps,
   planProbe,
@@ -29,13 +30,10 @@ test('the probe doubles from 2/s for as many steps as 40 % of the budget holds',
 });
 
 test('steps around a knee: whole, climbing, and lifted apart where a small knee rounds them together', () => {
-  // A knee at 72/s: coarse 22, 40; fine 58, 65, 70 below and 83 past; then 97, 115.
-  assert.deepEqual(
-    ratesAround(72, [0.3, 0.55, 0.8, 0.9, 0.97, 1.15, 1.35, 1.6]),
-    [22, 40, 58, 65, 70, 83, 97, 115],
-  );
-  // A knee at 5/s: 1.5 → 2, 2.75 → 3, 4, 4.5 → 5, 4.85 → 5 lifted to 6, …
-  assert.deepEqual(ratesAround(5, [0.3, 0.55, 0.8, 0.9, 0.97, 1.15, 1.35, 1.6]), [2, 3, 4, 5, 6, 7, 8, 9]);
+  // A knee at 72/s: coarse 22, 40; fine 54, 61, 67 below and 86 past; then 101, 119.
+  assert.deepEqual(ratesAround(72, LAYOUTS.full), [22, 40, 54, 61, 67, 86, 101, 119]);
+  // A knee at 5/s: 1.5 → 2, 2.75 → 3, 3.75 → 4, 4.25 → 4 lifted to 5, 4.65 → 5 lifted to 6, …
+  assert.deepEqual(ratesAround(5, LAYOUTS.full), [2, 3, 4, 5, 6, 7, 8, 9]);
 });
 
 test('the decisive steps predicted: the first the knee serves under 90 % of, and the one below it', () => {
@@ -113,8 +111,8 @@ test('placement fits the budget: the full layout with holds as long as fit, else
   assert.equal(long.holdSeconds, 19);
   assert.equal(long.recoverySeconds, 38);
   assert.equal(long.rampSeconds, 2);
-  assert.deepEqual(long.firstPass, [12, 21, 31, 35, 37, 44, 52, 62]);
-  assert.deepEqual(long.decisive, { below: 37, plateau: 44 });
+  assert.deepEqual(long.firstPass, [12, 21, 29, 33, 36, 46, 54, 64]);
+  assert.deepEqual(long.decisive, { below: 36, plateau: 46 });
   assert.equal(long.recoveryRatePerSec, 21, 'the second step, about half the knee');
   // A 90 s budget's leftovers: 11 steps of 4 s and an 8 s recovery = 52 s.
   const short = place(60) as PlacedSteps;
