@@ -4,7 +4,12 @@ import { engineNodeFlags, needsEngineRelaunch } from './node-flags.ts';
 
 test('only `engine run` without the flags relaunches; PLATEAU_ENGINE_GC=parallel opts out', () => {
   const argv = (...args: string[]) => ['node', 'bin/plateau.js', ...args];
-  const single = ['--single-threaded-gc', '--no-memory-reducer', '--initial-old-space-size=256'];
+  const single = [
+    '--single-threaded-gc',
+    '--no-memory-reducer',
+    '--initial-old-space-size=256',
+    '--no-allocation-site-pretenuring',
+  ];
   assert.deepEqual(engineNodeFlags({}), single);
   assert.deepEqual(engineNodeFlags({ PLATEAU_ENGINE_GC: 'parallel' }), [], "V8's defaults");
   assert.deepEqual(engineNodeFlags({ PLATEAU_ENGINE_GC: 'single' }), single);

@@ -27,8 +27,22 @@ export const ENGINE_GC_ENV = 'PLATEAU_ENGINE_GC';
  *   default the first comes within the first seconds of a high-rate test, after the
  *   warm-up rehearsal's garbage; with this it comes minutes in, once (docs/engine.md
  *   "How it keeps time", Full collections).
+ * - `--no-allocation-site-pretenuring`: V8 watches where objects are made, and once most
+ *   of those from one place outlive a young-generation collection it makes all later ones
+ *   there directly in the old generation. Whether it decides so for a place on the
+ *   per-request path depends on the moment (the rehearsal's VUs, a slow second); in 10
+ *   of 13 runs of the engine it did, and from then on ~1.2 KB of every request's garbage
+ *   went to the old generation: it grew ~2.4 MB/s at 2,000 requests/s until a full
+ *   collection every 256 MB, so the process's memory swung between ~230 and ~380 MB, each
+ *   collection a pause of 80–190 ms. Without it the old generation stays at its ~35 MB
+ *   (docs/engine.md "Memory over a long run", `npm run bench:engine-memory`).
  */
-const SINGLE_THREAD_FLAGS = ['--single-threaded-gc', '--no-memory-reducer', '--initial-old-space-size=256'];
+const SINGLE_THREAD_FLAGS = [
+  '--single-threaded-gc',
+  '--no-memory-reducer',
+  '--initial-old-space-size=256',
+  '--no-allocation-site-pretenuring',
+];
 
 /** The flags to start an engine process with, given its environment. */
 export function engineNodeFlags(env: NodeJS.ProcessEnv = process.env): string[] {
