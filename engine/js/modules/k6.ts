@@ -159,8 +159,8 @@ export function createK6Module(runtime: TestRuntime) {
  * A check sample's tags: the context's, the call's own, then `check` (when that system tag
  * is on). Assigned onto the new object contextTags makes, never spread: V8 gave each
  * `{ ...tags, check: name }` a hidden class of its own once the code was optimized, so every
- * check left a map and its descriptors in the old generation (~1 KB of garbage a request in
- * a script with one check, until a full collection) and made every reader of tags
+ * check left a map and its descriptors in the old generation (with one check a request, it
+ * grew 1–6 MB/s at 2,000 requests/s until a full collection) and made every reader of tags
  * megamorphic.
  */
 function checkTags(
