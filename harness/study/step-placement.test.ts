@@ -30,8 +30,8 @@ test('the probe doubles from 2/s for as many steps as 40 % of the budget holds',
 });
 
 test('steps around a knee: whole, climbing, and lifted apart where a small knee rounds them together', () => {
-  // A knee at 72/s: coarse 22, 40; fine 54, 61, 67 below and 86 past; then 101, 119.
-  assert.deepEqual(ratesAround(72, LAYOUTS.full), [22, 40, 54, 61, 67, 86, 101, 119]);
+  // A knee at 72/s: coarse 22, 40; fine 54, 61, 67 below and 90 past; then 104, 122.
+  assert.deepEqual(ratesAround(72, LAYOUTS.full), [22, 40, 54, 61, 67, 90, 104, 122]);
   // A knee at 5/s: 1.5 → 2, 2.75 → 3, 3.75 → 4, 4.25 → 4 lifted to 5, 4.65 → 5 lifted to 6, …
   assert.deepEqual(ratesAround(5, LAYOUTS.full), [2, 3, 4, 5, 6, 7, 8, 9]);
 });
@@ -111,8 +111,8 @@ test('placement fits the budget: the full layout with holds as long as fit, else
   assert.equal(long.holdSeconds, 19);
   assert.equal(long.recoverySeconds, 38);
   assert.equal(long.rampSeconds, 2);
-  assert.deepEqual(long.firstPass, [12, 21, 29, 33, 36, 46, 54, 64]);
-  assert.deepEqual(long.decisive, { below: 36, plateau: 46 });
+  assert.deepEqual(long.firstPass, [12, 21, 29, 33, 36, 48, 56, 65]);
+  assert.deepEqual(long.decisive, { below: 36, plateau: 48 });
   assert.equal(long.recoveryRatePerSec, 21, 'the second step, about half the knee');
   // A 90 s budget's leftovers: 11 steps of 4 s and an 8 s recovery = 52 s.
   const short = place(60) as PlacedSteps;
