@@ -22,7 +22,7 @@ test('with the plan, the windows are laid on the start the tags bound', () => {
   assert.ok(Math.abs(recovery.startS - 1025) < 0.02 && Math.abs(recovery.endS - 1030) < 0.02);
 });
 
-test('a repeat (r020b) is laid on its own place in the plan, not on its rate\'s first run', () => {
+test("a repeat (r020b) is laid on its own place in the plan, not on its rate's first run", () => {
   const repeated = { ratesPerSec: [20, 40, 20], holdSeconds: 10, recoverySeconds: 10, drainSeconds: 5 };
   const sends = [
     { key: 'r020', sendMinS: 1000.05, sendMaxS: 1009.98 },

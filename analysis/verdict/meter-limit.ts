@@ -100,7 +100,9 @@ export function meterLimit(
     };
   }
   const ceilingOf = new Map(ceilings.map((c) => [c.name, c.ceilingPerSec]));
-  const first = [...full].sort((a, b) => compareCandidates(a.figures, b.figures, ceilingOf, servedPerSec))[0]!;
+  const first = [...full].sort((a, b) =>
+    compareCandidates(a.figures, b.figures, ceilingOf, servedPerSec),
+  )[0]!;
   const others = full.filter((j) => j !== first);
   const saturated = [first.text, ...others.map((j) => `also full: ${j.text}`)];
   const flat = judged.filter((j) => !j.saturated).map((j) => j.text);

@@ -76,7 +76,9 @@ test('capacity with repeats and the probe: a tag and thresholds for each run of 
   for (const tag of ['r010', 'r030', 'r050', 'r010b', 'r030b'])
     assert.deepEqual(thresholds[`http_req_duration{step:${tag}}`], ['p(95)<250'], tag);
   // The ramp from 50 back down to the repeat of 10 is a stage like any other.
-  const stages = (capacityOptions(repeated).scenarios?.capacity as unknown as { stages: unknown[] }).stages;
+  const stages =
+    (capacityOptions(repeated).scenarios?.capacity as unknown as { stages: unknown[] } | undefined)?.stages ??
+    [];
   assert.deepEqual(stages.slice(6, 8), [
     { duration: '1s', target: 10 },
     { duration: '4s', target: 10 },
