@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
 import { test } from 'node:test';
 import { parse as parseSync } from 'csv-parse/sync';
+import { seededRandom } from '../lib/seeded-random.ts';
 import { generatedCsv, K6_HEADER } from '../test/helpers/generated-run.ts';
 import { k6RealFixtures } from '../test/helpers/shared-fixtures.ts';
 import { type ClientSample, extraTag, parseTimestamp, type ReadStats } from './client-sample.ts';
@@ -99,23 +100,11 @@ async function referenceRead(
   return stats;
 }
 
-/** Deterministic 0..1 (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** `bytes` as a stream of pieces: whole, in 64 KiB pieces, or cut at random (1 byte to 3 KiB). */
 function chunked(bytes: Buffer, how: 'whole' | 'blocks' | 'random', seed = 1): Readable {
   if (how === 'whole') return Readable.from([bytes]);
   const pieces: Buffer[] = [];
-  const rnd = random(seed);
+  const rnd = seededRandom(seed);
   for (let at = 0; at < bytes.length; ) {
     const size = how === 'blocks' ? 65_536 : 1 + Math.floor(rnd() ** 3 * 3000);
     pieces.push(bytes.subarray(at, at + size));

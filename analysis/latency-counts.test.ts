@@ -2,19 +2,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { LatencyHistogram } from '../lib/latency-histogram.ts';
+import { seededRandom } from '../lib/seeded-random.ts';
 import { LatencyCounts } from './latency-counts.ts';
-
-/** Deterministic 0..1 (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function both(values: number[]): { hdr: LatencyHistogram; counts: LatencyCounts } {
   const hdr = new LatencyHistogram();
@@ -26,7 +15,7 @@ function both(values: number[]): { hdr: LatencyHistogram; counts: LatencyCounts 
   return { hdr, counts };
 }
 
-const rnd = random(42);
+const rnd = seededRandom(42);
 const DISTRIBUTIONS: [string, () => number][] = [
   ['a fast service: 2–12 ms, k6 microsecond decimals', () => 2 + rnd() * 10],
   ['a queue: exponential around 80 ms', () => -80 * Math.log(1 - rnd())],

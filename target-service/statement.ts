@@ -1,5 +1,6 @@
 // The deterministic account statement the reference service renders and gzips.
 import { gzipSync } from 'node:zlib';
+import { seededRandom } from '../lib/seeded-random.ts';
 
 const DESCRIPTIONS = [
   'Card payment GROCER',
@@ -15,27 +16,12 @@ const DESCRIPTIONS = [
 ] as const;
 
 /**
- * A small, fast, seedable PRNG (mulberry32): the same account always yields the same
- * statement, which makes responses comparable across runs and checkable in tests.
- */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/**
  * Renders the statement of `account` as JSON text of at least `payloadKb` KiB (the
  * transactions are added until the size is reached, so it overshoots by under one line).
  * Deterministic: equal inputs give identical text.
  */
 export function renderStatement(account: number, payloadKb: number): string {
-  const random = mulberry32(account * 2654435761 + 1);
+  const random = seededRandom(account * 2654435761 + 1);
   const targetBytes = payloadKb * 1024;
   const header = `{"account":${account},"currency":"EUR","period":"2026-01","transactions":[`;
   const parts: string[] = [header];

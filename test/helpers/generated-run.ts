@@ -5,6 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { seededRandom } from '../../lib/seeded-random.ts';
 
 export const K6_HEADER =
   'metric_name,timestamp,metric_value,check,error,error_code,expected_response,group,method,name,proto,scenario,service,status,subproto,tls_version,url,extra_tags,metadata';
@@ -28,18 +29,6 @@ export interface GeneratedRun {
 /** Rate the made-up service serves before it queues and sheds, requests/s. */
 const CAPACITY_PER_SEC = 45;
 
-/** Deterministic 0..1 (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 interface Row {
   atMs: number;
   text: string;
@@ -47,7 +36,7 @@ interface Row {
 
 /** The run's CSV text (without gzip). Start: 2027-01-15T08:00:00Z. */
 export function generatedCsv(run: GeneratedRun): string {
-  const rnd = random(run.seed);
+  const rnd = seededRandom(run.seed);
   const startMs = 1_800_000_000_000;
   const rows: Row[] = [];
   const stamp = (ms: number) => (run.msStamps ? String(Math.floor(ms)) : String(Math.floor(ms / 1000)));
