@@ -4,11 +4,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { RUN_LOCK_FILE, type RunLock, readRunLock } from '../../analysis/live-run.ts';
 import { ERROR_CODES, PlateauError, type RunManifest } from '../../contract/index.ts';
 import { writeFileAtomic } from '../../lib/atomic-write.ts';
 
-/** The file a running study holds in its run directory: who is writing it. */
-export const RUN_LOCK_FILE = 'run.lock';
+export { RUN_LOCK_FILE, type RunLock, readRunLock };
 
 /** `20261201-101500-a1b2c3`: UTC time to the second, then random hex so ids never collide. */
 export function newRunId(now = new Date()): string {
@@ -86,13 +86,6 @@ export function why(error: unknown): string {
   return code && words[code] ? `${words[code]} (${code})` : (error as Error).message;
 }
 
-/** What run.lock holds. */
-export interface RunLock {
-  pid: number;
-  host: string;
-  startedAt: string;
-}
-
 /**
  * Takes the run directory's lock for this process: run.lock, created only if absent, naming
  * the process. Resolves with the function that removes it (at the study's end). A crash
@@ -112,37 +105,6 @@ export async function lockRunDir(dir: string): Promise<() => Promise<void>> {
     });
   }
   return () => rm(join(dir, RUN_LOCK_FILE), { force: true });
-}
-
-/** run.lock of `dir` with whether its process still runs; undefined when there is none. */
-export async function readRunLock(dir: string): Promise<(RunLock & { alive: boolean | null }) | undefined> {
-  let text: string;
-  try {
-    text = await readFile(join(dir, RUN_LOCK_FILE), 'utf8');
-  } catch {
-    return undefined;
-  }
-  let lock: RunLock;
-  try {
-    lock = JSON.parse(text) as RunLock;
-  } catch {
-    // Cut short while it was written (a crash in the first instant): nobody holds it.
-    return { pid: 0, host: hostname(), startedAt: '', alive: false };
-  }
-  // On another host the process cannot be looked at (null: not known).
-  if (lock.host !== hostname()) return { ...lock, alive: null };
-  return { ...lock, alive: processAlive(lock.pid) };
-}
-
-function processAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists, owned by someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**
