@@ -106,16 +106,19 @@ export const CLIENT_METRICS: ReadonlySet<string> = new Set([
 ]);
 
 /** A step (or time window) as the client summary keeps it: ClientStep without its window, JSON. */
-export interface ClientStepState {
-  key: string;
+export interface ClientStepState
+  extends Omit<
+    ClientStep,
+    | 'scenario'
+    | 'latency'
+    | 'okLatency'
+    | 'requestsBySecond'
+    | 'okBySecond'
+    | 'sendMinS'
+    | 'sendMaxS'
+    | 'window'
+  > {
   scenario: string | null;
-  firstS: number;
-  lastS: number;
-  requests: number;
-  ok2xx: number;
-  retries: number;
-  failures: FailureCounts;
-  statuses: Record<string, number>;
   /** LatencyCounts.encode() of latency and okLatency. */
   latency: number[];
   okLatency: number[];

@@ -26,7 +26,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freeLoopbackPort, LoadApiClient, STATUS_RUNNING } from '../harness/study/load-api.ts';
 import { findRealK6 } from '../test/helpers/real-k6.ts';
-import { engineRunArgs, startTarget } from './lib/load-bench.ts';
+import { engineRunArgs, k6RunArgs, startTarget } from './lib/load-bench.ts';
 
 const GENERATORS = ['engine', 'k6'] as const;
 type Generator = (typeof GENERATORS)[number];
@@ -140,20 +140,7 @@ async function run(generator: Generator, k6Bin: string, dir: string, script: str
   const [command, args] =
     generator === 'engine'
       ? [process.execPath, engineRunArgs(script, files, env, address)]
-      : [
-          k6Bin,
-          [
-            'run',
-            '-q',
-            '--out',
-            `csv=${files.csv}`,
-            '--summary-export',
-            files.summary,
-            ...address,
-            ...Object.entries(env).flatMap(([key, value]) => ['-e', `${key}=${value}`]),
-            script,
-          ],
-        ];
+      : [k6Bin, k6RunArgs(script, files, env, address)];
   const child: ChildProcess = spawn('taskset', ['-c', '0', command, ...args], {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env, K6_NO_USAGE_REPORT: 'true' },

@@ -19,6 +19,7 @@ import { vetK6Binary } from '../harness/study/k6-binary.ts';
 import {
   BENCH_ROOT,
   engineRunArgs,
+  k6RunArgs,
   measured,
   startTarget,
   stats,
@@ -60,16 +61,7 @@ async function run(generator: 'engine' | 'k6', rate: number, runSeconds: number)
   const result =
     generator === 'engine'
       ? await measured(0, process.execPath, engineRunArgs(engineScript, files, env))
-      : await measured(0, k6.path, [
-          'run',
-          '-q',
-          '--out',
-          `csv=${files.csv}`,
-          '--summary-export',
-          files.summary,
-          ...Object.entries(env).flatMap(([key, value]) => ['-e', `${key}=${value}`]),
-          k6Script,
-        ]);
+      : await measured(0, k6.path, k6RunArgs(k6Script, files, env));
   const summary = JSON.parse(await readFile(files.summary, 'utf8'));
   const seen = await stats(target.url, rate, rate * runSeconds);
   return { cpuUs: result.cpuUs, seen, dropped: summary.metrics.dropped_iterations?.count ?? 0 };

@@ -54,10 +54,26 @@ export async function warmTarget(url: string, core: number | string = 0): Promis
 }
 
 /**
- * The command line of an engine run as the benchmarks make it: the engine's Node flags,
- * quiet, a gzipped CSV and a summary export (as in a real study), `extra` flags, and `env`
- * as `-e K=V`.
+ * The flags a benchmark gives either generator: quiet, a gzipped CSV and a summary export (as
+ * in a real study), `extra` flags, and `env` as `-e K=V`.
  */
+function runFlags(
+  files: { csv: string; summary: string },
+  env: Record<string, string | number>,
+  extra: string[],
+): string[] {
+  return [
+    '-q',
+    '--out',
+    `csv=${files.csv}`,
+    '--summary-export',
+    files.summary,
+    ...extra,
+    ...Object.entries(env).flatMap(([key, value]) => ['-e', `${key}=${value}`]),
+  ];
+}
+
+/** The command line of an engine run as the benchmarks make it: the engine's Node flags, then {@link runFlags}. */
 export function engineRunArgs(
   script: string,
   files: { csv: string; summary: string },
@@ -70,14 +86,18 @@ export function engineRunArgs(
     'engine',
     'run',
     script,
-    '-q',
-    '--out',
-    `csv=${files.csv}`,
-    '--summary-export',
-    files.summary,
-    ...extra,
-    ...Object.entries(env).flatMap(([key, value]) => ['-e', `${key}=${value}`]),
+    ...runFlags(files, env, extra),
   ];
+}
+
+/** The arguments of real k6 run as the benchmarks run it: {@link runFlags}, then the script. */
+export function k6RunArgs(
+  script: string,
+  files: { csv: string; summary: string },
+  env: Record<string, string | number>,
+  extra: string[] = [],
+): string[] {
+  return ['run', ...runFlags(files, env, extra), script];
 }
 
 /** Starts bench/lib/target-server.mjs pinned to `cores`. */

@@ -6,6 +6,7 @@ import { rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   EXIT_CODES,
+  type LoadPlan,
   type ProbeReport,
   type ProbeStep,
   type TimelinePoint,
@@ -116,15 +117,12 @@ export function probeEnv(base: Record<string, string>, plan: ProbePlan): Record<
 }
 
 /** The probe's plan as run.json's load plan (what a study that ends during the probe is analysed by). */
-export function probeLoad(plan: ProbePlan): {
-  stepsPerSec: number[];
-  holdSeconds: number;
-  rampSeconds: number;
-  recoveryRatePerSec: number;
-  recoverySeconds: number;
-  jitterSeconds: number;
-  vus: VuSizing;
-} {
+export function probeLoad(
+  plan: ProbePlan,
+): Pick<
+  LoadPlan,
+  'stepsPerSec' | 'holdSeconds' | 'rampSeconds' | 'recoveryRatePerSec' | 'recoverySeconds' | 'jitterSeconds'
+> & { vus: VuSizing } {
   return {
     stepsPerSec: plan.ratesPerSec,
     holdSeconds: plan.holdSeconds,
