@@ -82,10 +82,22 @@ test('watermarks that cannot give hysteresis are refused', () => {
 test('start reads the signal on its timer and stop ends it', async () => {
   const readings = [70, 70, 5];
   const gate = new AdmissionGate({ high: 50, low: 20, sampleMs: 5 });
-  gate.start(() => readings.shift() ?? 5);
-  await new Promise((resolve) => setTimeout(resolve, 60));
+  let reads = 0;
+  // Waits on the fourth reading, not on a clock: the gate has judged the third by then.
+  const fourthRead = new Promise<void>((resolve) => {
+    gate.start(() => {
+      reads++;
+      if (reads === 4) resolve();
+      return readings.shift() ?? 5;
+    });
+  });
+  await fourthRead;
   gate.stop();
   assert.deepEqual(gate.transitions, { busy: 1, normal: 1 });
+  const readsAtStop = reads;
+  // Stopped: several sample periods later, nothing more was read.
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  assert.equal(reads, readsAtStop);
 });
 
 test("the utilisation signal reads a busy loop's share of the time", async () => {
