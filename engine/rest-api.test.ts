@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { request } from 'undici';
 import type { ConfigProblem } from '../contract/index.ts';
-import { EXECUTION_STATUS, parseRestAddress, type RestAddress, startRestApi } from './rest-api.ts';
+import { EXECUTION_STATUS, parseRestAddress, type RestAddress, runSource, startRestApi } from './rest-api.ts';
 import { TestInstance } from './test-instance.ts';
 
 test('--address is read as k6 takes it, host:port', () => {
@@ -39,7 +39,10 @@ test("the API answers /v1/status and the metrics that have samples, in k6's JSON
   });
   const { runtime, registry } = instance;
   let status: (typeof EXECUTION_STATUS)[keyof typeof EXECUTION_STATUS] = EXECUTION_STATUS.initDone;
-  const api = await startRestApi({ host: '127.0.0.1', port: 0 }, { registry, runtime, status: () => status });
+  const api = await startRestApi(
+    { host: '127.0.0.1', port: 0 },
+    runSource({ registry, runtime, status: () => status }),
+  );
   try {
     const base = `http://127.0.0.1:${api.address.port}`;
     runtime.markStarted();
@@ -111,11 +114,11 @@ test('a port that is taken rejects (runTest turns it into exit 106, as k6)', asy
     env: {},
     scriptOptions: () => undefined,
   });
-  const source = {
+  const source = runSource({
     registry: instance.registry,
     runtime: instance.runtime,
     status: () => EXECUTION_STATUS.created,
-  };
+  });
   const first = await startRestApi({ host: '127.0.0.1', port: 0 }, source);
   try {
     await assert.rejects(startRestApi({ host: '127.0.0.1', port: first.address.port }, source), /EADDRINUSE/);

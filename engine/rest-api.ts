@@ -56,11 +56,43 @@ export function parseRestAddress(
   return { host: match[1]!.replace(/^\[|\]$/g, ''), port };
 }
 
-/** What the API reads: the run's metrics and VUs, and where the run is. */
+/** Where a run is, as `GET /v1/status` tells it. */
+export interface RunStatus {
+  status: ExecutionStatus;
+  vus: number;
+  vusMax: number;
+  stopped: boolean;
+}
+
+/**
+ * What the API reads: the metrics, where the run is, and its test time. One process's run
+ * (runSource), or a test run by several workers, their metrics merged
+ * (engine/workers/coordinator.ts).
+ */
 export interface RestApiSource {
+  registry(): MetricRegistry;
+  status(): RunStatus;
+  /** Test time so far, ms: 0 before the clock starts. */
+  elapsedMs(): number;
+}
+
+/** The API's source for a run in this process: its registry and runtime, and where it is. */
+export function runSource(run: {
   registry: MetricRegistry;
   runtime: TestRuntime;
   status(): ExecutionStatus;
+}): RestApiSource {
+  const { registry, runtime } = run;
+  return {
+    registry: () => registry,
+    status: () => ({
+      status: run.status(),
+      vus: runtime.vusActive,
+      vusMax: runtime.vusInitialized,
+      stopped: runtime.stopped,
+    }),
+    elapsedMs: () => (runtime.started ? performance.timeOrigin + performance.now() - runtime.startMs : 0),
+  };
 }
 
 /** A listening REST API. */
@@ -106,14 +138,14 @@ function route(method: string, path: string, source: RestApiSource): [number, un
   if (method !== 'GET') return [405, errorBody('405', 'Method Not Allowed', 'only GET is served')];
   if (path === '/v1/status') return [200, { data: statusResource(source) }];
   if (path === '/v1/metrics') {
-    const elapsedMs = elapsedOf(source.runtime);
-    return [200, { data: observedMetrics(source.registry).map((m) => metricResource(m, elapsedMs)) }];
+    const elapsedMs = source.elapsedMs();
+    return [200, { data: observedMetrics(source.registry()).map((m) => metricResource(m, elapsedMs)) }];
   }
   if (path.startsWith('/v1/metrics/')) {
     const id = decodeURIComponent(path.slice('/v1/metrics/'.length));
-    const metric = observedMetrics(source.registry).find((m) => m.name === id);
+    const metric = observedMetrics(source.registry()).find((m) => m.name === id);
     if (!metric) return [404, errorBody('404', 'Not Found', 'No metric with that ID was found')];
-    return [200, { data: metricResource(metric, elapsedOf(source.runtime)) }];
+    return [200, { data: metricResource(metric, source.elapsedMs()) }];
   }
   return [404, errorBody('404', 'Not Found', 'not part of the engine’s REST API (docs/engine.md)')];
 }
@@ -122,24 +154,23 @@ function errorBody(status: string, title: string, detail: string) {
   return { errors: [{ status, title, detail }] };
 }
 
-function elapsedOf(runtime: TestRuntime): number {
-  return runtime.started ? performance.timeOrigin + performance.now() - runtime.startMs : 0;
-}
-
 /** `GET /v1/status`'s resource, as k6 v0.49 answers it. */
 export function statusResource(source: RestApiSource) {
-  const status = source.status();
+  const { status, vus, vusMax, stopped } = source.status();
   return {
     type: 'status',
     id: 'default',
     attributes: {
       status,
       paused: false,
-      vus: source.runtime.vusActive,
-      'vus-max': source.runtime.vusInitialized,
-      stopped: source.runtime.stopped,
+      vus,
+      'vus-max': vusMax,
+      stopped,
       running: status < EXECUTION_STATUS.ended,
-      tainted: source.registry.all().some((m) => m.thresholds.some((t) => t.failed)),
+      tainted: source
+        .registry()
+        .all()
+        .some((m) => [m, ...m.submetrics].some((s) => s.thresholds.some((t) => t.failed))),
     },
   };
 }

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { ERROR_CODES, EXIT_CODES, isPlateauError, PlateauError } from '../contract/index.ts';
 import { collectGarbage } from './collect-garbage.ts';
 import { consolidateOptions, type OptionOverrides, type TestOptions } from './config/options.ts';
+import type { TestCoordination } from './coordination.ts';
 import { ScriptError } from './errors.ts';
 import { type Executor, sleepUnless } from './executor/executor.ts';
 import { Interrupt } from './executor/interrupt.ts';
@@ -29,6 +30,7 @@ import {
   type ExecutionStatus,
   type RestAddress,
   type RestApi,
+  runSource,
   startRestApi,
 } from './rest-api.ts';
 import { ExecutionTuple, parseSegment, parseSequence } from './schedule/execution-segment.ts';
@@ -49,6 +51,16 @@ const THRESHOLD_INTERVAL_MS = 2000;
 export interface OutputSpec {
   type: 'csv' | 'json';
   arg: string;
+  /** Writes here instead of the file `arg` names (an engine worker's share of it). */
+  fileName?: string;
+  /** false: a CSV without its header line (a worker's share that is joined onto another's). */
+  header?: boolean;
+}
+
+/** The file an output writes to: `fileName` when set, else the one its `arg` (or K6_CSV_FILENAME) names. */
+export function outputFileName(spec: OutputSpec, env: Record<string, string | undefined> = {}): string {
+  if (spec.fileName !== undefined) return spec.fileName;
+  return spec.type === 'csv' ? parseCsvConfig(spec.arg, env).fileName : spec.arg;
 }
 
 /** A snapshot for progress displays. */
@@ -106,6 +118,11 @@ export interface RunConfig {
    * A port that cannot be had ends the run with 106, as in k6.
    */
   restAddress?: RestAddress;
+  /**
+   * This process runs a share of a test of several (an engine worker, engine/workers/): the
+   * coordinator starts its clock, judges thresholds and says who writes the summary.
+   */
+  coordination?: TestCoordination;
 }
 
 /** k6's summary modes (v1 also had `legacy`, the pre-1.0 layout; v2 dropped it). */
@@ -152,7 +169,10 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
   let restApi: RestApi | undefined;
   if (config.restAddress) {
     try {
-      restApi = await startRestApi(config.restAddress, { registry, runtime, status: () => status });
+      restApi = await startRestApi(
+        config.restAddress,
+        runSource({ registry, runtime, status: () => status }),
+      );
     } catch (error) {
       const { host, port } = config.restAddress;
       const message = `the REST API cannot listen on ${host}:${port}: ${describe(error)}`;
@@ -195,18 +215,21 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
     }
     for (const warning of options.warnings) logger.log('warning', warning);
     for (const warning of instance.configure(options, options.thresholds)) logger.log('warning', warning);
+    const coordination = config.coordination;
     const tuple = ExecutionTuple.create(
       options.executionSegment ? parseSegment(options.executionSegment) : undefined,
       options.executionSegmentSequence ? parseSequence(options.executionSegmentSequence) : undefined,
     );
+    coordination?.loaded(runtime, options.thresholds);
     const tagColumns = csvTagColumns(options.systemTags);
     const makeOutputs = (fileName: (spec: OutputSpec, index: number) => string | undefined) =>
       (config.outputs ?? []).map((spec, index): Output => {
-        const name = fileName(spec, index);
+        const name = fileName(spec, index) ?? spec.fileName;
         if (spec.type === 'json') return new JsonOutput(name ?? spec.arg);
         const csv = parseCsvConfig(spec.arg, env);
         // Assigned, not spread: the same object shape as the test's own (see warm-up.ts).
         if (name) csv.fileName = name;
+        if (spec.header === false) csv.header = false;
         return new CsvOutput(csv, tagColumns);
       });
     await instance.startOutputs(makeOutputs(() => undefined));
@@ -240,39 +263,52 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
     status = EXECUTION_STATUS.initVUs;
     const vus = instance.vuPool(tuple, maxPlannedVUs(options.scenarios, tuple));
     status = EXECUTION_STATUS.initDone;
+    // With workers, every process starts its clock at the moment the coordinator gives.
+    await coordination?.ready();
     // The rehearsal's garbage goes now, not amid the test's first requests (collect-garbage.ts).
     if (rehearse) collectGarbage('young');
     instance.start();
     status = EXECUTION_STATUS.started;
-    const thresholdTimer = setInterval(() => {
-      const verdict = evaluateThresholds(registry, nowMs() - runtime.startMs, false);
-      if (verdict.abort) {
-        runtime.stop({
-          kind: 'threshold',
-          message: `threshold ${verdict.abort.threshold.source} on ${verdict.abort.metric} crossed`,
-        });
-      }
-    }, THRESHOLD_INTERVAL_MS);
-    thresholdTimer.unref();
-    cleanups.push(() => clearInterval(thresholdTimer));
+    let executors: Executor[] = [];
+    if (coordination) {
+      coordination.started({
+        breakdown,
+        progress: () => (executors.length > 0 ? snapshot(runtime, executors) : undefined),
+        status: () => status,
+      });
+    } else {
+      const thresholdTimer = setInterval(() => {
+        const verdict = evaluateThresholds(registry, nowMs() - runtime.startMs, false);
+        if (verdict.abort) {
+          runtime.stop({
+            kind: 'threshold',
+            message: `threshold ${verdict.abort.threshold.source} on ${verdict.abort.metric} crossed`,
+          });
+        }
+      }, THRESHOLD_INTERVAL_MS);
+      thresholdTimer.unref();
+      cleanups.push(() => clearInterval(thresholdTimer));
+    }
 
-    // setup()
+    // setup(): with workers, one of them runs it and the others take what it returned.
     const setupVu = new VirtualUser(0, 0);
-    if (typeof exports.setup === 'function' && !options.noSetup) {
+    const runSetup = async (): Promise<unknown> => {
+      if (typeof exports.setup !== 'function' || options!.noSetup) return undefined;
       status = EXECUTION_STATUS.setup;
       const data = await runLifecycle(
         runtime,
         setupVu,
         '::setup',
         () => (exports.setup as () => unknown)(),
-        options.setupTimeoutNs,
+        options!.setupTimeoutNs,
         'setup',
       );
-      runtime.setupData = data === undefined ? undefined : JSON.parse(JSON.stringify(data));
-    }
+      return data === undefined ? undefined : JSON.parse(JSON.stringify(data));
+    };
+    runtime.setupData = coordination ? await coordination.setupData(runSetup) : await runSetup();
 
     // Scenarios, each from its startTime, all at once.
-    const executors: Executor[] = options.scenarios.map((scenario) =>
+    executors = options.scenarios.map((scenario) =>
       instance.executor(scenario, tuple, vus, perVu(runtime, scenario.exec), {
         ...env,
         ...scenario.env,
@@ -291,6 +327,8 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
     );
     if (progressTimer) clearInterval(progressTimer);
     config.onProgress?.(snapshot(runtime, executors));
+    // A worker whose share is not the one that ends the test only closes its outputs.
+    if ((await coordination?.scenariosEnded()) === 'part') return result(EXIT_CODES.ok, '');
 
     // teardown(), unless the run was interrupted by a signal.
     if (
@@ -311,9 +349,11 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
 
     return await finish(runtime, options, exports, config, write, result);
   } catch (error) {
+    // A worker's summary of its share alone would be wrong: the coordinator says what ended it.
+    const summaries = config.coordination ? undefined : options;
     if (error instanceof ScriptError) {
       logger.log('error', error.message);
-      await finishAfterError(runtime, options, config, write);
+      await finishAfterError(runtime, summaries, config, write);
       return result(error.exitCode, error.message);
     }
     if (isPlateauError(error)) {
@@ -322,7 +362,7 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
           ? EXIT_CODES.invalidConfig
           : 1;
       logger.log('error', `${error.message}${error.hint ? `\n${error.hint}` : ''}`);
-      await finishAfterError(runtime, options, config, write);
+      await finishAfterError(runtime, summaries, config, write);
       return result(exitCode, error.message);
     }
     throw error;

@@ -1,5 +1,5 @@
 // CPU time of a process and of the whole machine, from Linux's /proc (proc(5)).
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 
 /** USER_HZ: /proc counts CPU time in these ticks per second on every Linux architecture. */
@@ -38,6 +38,33 @@ export function machineCpuTicks(): { busy: number; total: number } | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The live children of process `pid` (their parent is `pid`), from every /proc/<n>/stat;
+ * empty without /proc. A scan rather than /proc/<pid>/task/<tid>/children, which not every
+ * kernel has.
+ */
+export function childPids(pid: number): number[] {
+  const children: number[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return children;
+  }
+  for (const entry of entries) {
+    if (entry.charCodeAt(0) > 0x39) continue; // not a number: self, sys, …
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // After "pid (comm) ": state, then the parent's pid.
+      const [state, parent] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(parent) === pid && state !== 'Z') children.push(Number(entry));
+    } catch {
+      // It ended while we looked.
+    }
+  }
+  return children.sort((a, b) => a - b);
 }
 
 /** Cores this process may run on. */

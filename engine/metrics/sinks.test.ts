@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { TrendSink } from './sinks.ts';
+import { CounterSink, GaugeSink, mergeSinkState, RateSink, sinkState, TrendSink } from './sinks.ts';
 
 /** How far a percentile may be from k6's: 2⁻¹⁰ of the larger of the two values it interpolates. */
 const RELATIVE_ERROR = 2 ** -10;
@@ -173,4 +173,73 @@ test('a sink holds the same bytes after 10 million values as after one million',
   assert.equal(sink.bytes, afterMillion);
   // k6 would hold 80 MB for these values; 20 powers of two open 20 or 21 pages of 8 KB.
   assert.ok(sink.bytes < 220_000, `${sink.bytes} bytes`);
+});
+
+test('a trend sent as data, in changed pages, and merged answers as one sink given every value', () => {
+  const next = random(7);
+  const [a, b, together] = [new TrendSink(), new TrendSink(), new TrendSink()];
+  // b's receiver keeps the newest copy of each page it was sent, as the coordinator does.
+  const sent = new Map<number, number>();
+  const received = new Map<number, Float64Array>();
+  for (let round = 0; round < 3; round++) {
+    for (let i = 0; i < 5_000; i++) {
+      const value = Math.exp(Math.log(20) + 0.8 * normal(next));
+      (i % 2 === 0 ? a : b).add(value);
+      together.add(value);
+    }
+    const delta = b.state(sent);
+    for (const page of delta.pages) received.set(page.key, page.counts);
+  }
+  const { pages: _, ...stats } = b.state();
+  const merged = new TrendSink();
+  merged.mergeState(a.state());
+  merged.mergeState({ ...stats, pages: [...received].map(([key, counts]) => ({ key, counts })) });
+  assert.equal(merged.count, together.count);
+  assert.equal(merged.min, together.min);
+  assert.equal(merged.max, together.max);
+  assert.ok(Math.abs(merged.sum - together.sum) < 1e-6 * together.sum);
+  for (const p of PERCENTILES) assert.equal(merged.percentile(p), together.percentile(p), `p(${p})`);
+  merged.mergeState(new TrendSink().state());
+  assert.equal(merged.count, together.count, 'an empty trend adds nothing');
+});
+
+test('counters and rates add across processes; gauges keep min and max and sum or take the larger last value', () => {
+  const counter = new CounterSink();
+  counter.add(3);
+  const other = new CounterSink();
+  other.add(4);
+  other.add(1);
+  mergeSinkState(counter, sinkState(other), 'sum');
+  assert.equal(counter.count, 8);
+
+  const rate = new RateSink();
+  rate.add(1);
+  const otherRate = new RateSink();
+  otherRate.add(0);
+  otherRate.add(1);
+  mergeSinkState(rate, sinkState(otherRate), 'sum');
+  assert.deepEqual([rate.passes, rate.total], [2, 3]);
+
+  const gauge = (...values: number[]) => {
+    const g = new GaugeSink();
+    for (const v of values) g.add(v);
+    return g;
+  };
+  // VUs: each worker's own, summed. Lag: the worst worker's.
+  const vus = gauge(5, 12, 10);
+  mergeSinkState(vus, sinkState(gauge(2, 7)), 'sum');
+  assert.deepEqual([vus.value, vus.min, vus.max], [17, 7, 19], 'min and max bound the sum');
+  const lag = gauge(1.5);
+  mergeSinkState(lag, sinkState(gauge(0.5, 4)), 'max');
+  assert.deepEqual([lag.value, lag.min, lag.max], [4, 0.5, 4]);
+  const empty = new GaugeSink();
+  mergeSinkState(empty, sinkState(new GaugeSink()), 'sum');
+  assert.equal(empty.isEmpty, true, 'an empty gauge merges as nothing');
+  mergeSinkState(empty, sinkState(gauge(3)), 'sum');
+  assert.deepEqual([empty.value, empty.isEmpty], [3, false]);
+
+  assert.throws(
+    () => mergeSinkState(counter, sinkState(rate), 'sum'),
+    /a rate cannot merge into a CounterSink/,
+  );
 });

@@ -1,5 +1,5 @@
 // Aggregates of each metric type, as k6's summary and thresholds read them.
-import { TrendHistogram } from './trend-histogram.ts';
+import { TrendHistogram, type TrendPage } from './trend-histogram.ts';
 
 /** The four k6 metric types. */
 export const METRIC_TYPES = ['counter', 'gauge', 'rate', 'trend'] as const;
@@ -7,6 +7,24 @@ export type MetricType = (typeof METRIC_TYPES)[number];
 
 /** What a metric's values are: plain numbers, milliseconds, or bytes. */
 export type ValueKind = 'default' | 'time' | 'data';
+
+/**
+ * A sink's content as plain data, for another process: an engine worker sends its sinks to
+ * the coordinator, which merges every worker's into one test's (engine/workers/). `state()`
+ * gives it and `mergeState()` adds it to a sink of the same type. A trend's `pages` may be
+ * only those changed since it was last sent (TrendSink.state).
+ */
+export type SinkState =
+  | { type: 'counter'; sum: number; samples: number }
+  | { type: 'gauge'; value: number; min: number; max: number; seen: boolean }
+  | { type: 'rate'; passes: number; total: number }
+  | { type: 'trend'; count: number; sum: number; min: number; max: number; pages: TrendPage[] };
+
+/**
+ * How a gauge's last value combines with another process's: `sum` for what the processes
+ * hold between them (VUs, CPU), `max` for anything else (the worst lag, a custom gauge).
+ */
+export type GaugeMerge = 'sum' | 'max';
 
 /** An aggregate that takes samples. */
 export interface Sink {
@@ -37,6 +55,14 @@ export class CounterSink implements Sink {
   }
   get isEmpty(): boolean {
     return this.#samples === 0;
+  }
+  state(): Extract<SinkState, { type: 'counter' }> {
+    return { type: 'counter', sum: this.#sum[0]!, samples: this.#samples };
+  }
+  /** Adds another counter's samples (another process's share of the test). */
+  mergeState(state: Extract<SinkState, { type: 'counter' }>): void {
+    this.#sum[0]! += state.sum;
+    this.#samples += state.samples;
   }
 }
 
@@ -70,6 +96,37 @@ export class GaugeSink implements Sink {
   get isEmpty(): boolean {
     return !this.#seen;
   }
+  state(): Extract<SinkState, { type: 'gauge' }> {
+    const values = this.#values;
+    return { type: 'gauge', value: values[VALUE]!, min: values[MIN]!, max: values[MAX]!, seen: this.#seen };
+  }
+  /**
+   * Takes another process's gauge, its last value combined by `merge` (processes have no
+   * one last value between them): `sum` adds values, minima and maxima (what the processes
+   * hold between them; min and max then bound the sum's own, which only the processes'
+   * readings side by side would give exactly); `max` takes the larger value, the lower
+   * minimum and the higher maximum.
+   */
+  mergeState(state: Extract<SinkState, { type: 'gauge' }>, merge: GaugeMerge): void {
+    if (!state.seen) return;
+    const values = this.#values;
+    if (!this.#seen) {
+      values[VALUE] = state.value;
+      values[MIN] = state.min;
+      values[MAX] = state.max;
+      this.#seen = true;
+      return;
+    }
+    if (merge === 'sum') {
+      values[VALUE]! += state.value;
+      values[MIN]! += state.min;
+      values[MAX]! += state.max;
+      return;
+    }
+    values[VALUE] = Math.max(values[VALUE]!, state.value);
+    if (state.min < values[MIN]!) values[MIN] = state.min;
+    if (state.max > values[MAX]!) values[MAX] = state.max;
+  }
 }
 
 /** Share of non-zero samples: `passes` are non-zero, `fails` zero. */
@@ -88,6 +145,14 @@ export class RateSink implements Sink {
   }
   get isEmpty(): boolean {
     return this.total === 0;
+  }
+  state(): Extract<SinkState, { type: 'rate' }> {
+    return { type: 'rate', passes: this.passes, total: this.total };
+  }
+  /** Adds another rate's samples. */
+  mergeState(state: Extract<SinkState, { type: 'rate' }>): void {
+    this.passes += state.passes;
+    this.total += state.total;
   }
 }
 
@@ -142,6 +207,37 @@ export class TrendSink implements Sink {
     ours[COUNT]! += theirs[COUNT]!;
     ours[SUM]! += theirs[SUM]!;
     this.#histogram.merge(other.#histogram);
+  }
+
+  /**
+   * Its content as data: count, sum, min and max, and the histogram's pages. With `sent`
+   * (kept by the caller between calls, one per sink) only the pages changed since the last
+   * call: a receiver keeps its own copy of every page (engine/workers/worker-mirror.ts).
+   */
+  state(sent?: Map<number, number>): Extract<SinkState, { type: 'trend' }> {
+    const stats = this.#stats;
+    return {
+      type: 'trend',
+      count: stats[COUNT]!,
+      sum: stats[SUM]!,
+      min: stats[MIN]!,
+      max: stats[MAX]!,
+      pages: this.#histogram.pages(sent),
+    };
+  }
+
+  /**
+   * Adds a whole trend given as data (every page of it, not only changed ones), as
+   * `merge` adds a sink: afterwards this one answers as if it had been given both's values.
+   */
+  mergeState(state: Extract<SinkState, { type: 'trend' }>): void {
+    if (state.count === 0) return;
+    const ours = this.#stats;
+    if (ours[COUNT] === 0 || state.min < ours[MIN]!) ours[MIN] = state.min;
+    if (ours[COUNT] === 0 || state.max > ours[MAX]!) ours[MAX] = state.max;
+    ours[COUNT]! += state.count;
+    ours[SUM]! += state.sum;
+    for (const page of state.pages) this.#histogram.addPage(page);
   }
 
   get sum(): number {
@@ -209,4 +305,21 @@ export function newSink(type: MetricType): CounterSink | GaugeSink | RateSink | 
     case 'trend':
       return new TrendSink();
   }
+}
+
+/** Any sink's content as data (see SinkState); `sent` is a trend's pages already sent. */
+export function sinkState(sink: ReturnType<typeof newSink>, sent?: Map<number, number>): SinkState {
+  return sink instanceof TrendSink ? sink.state(sent) : sink.state();
+}
+
+/**
+ * Adds `state` to `sink` (`gauge` says how a gauge's last values combine). Throws when the
+ * state is of another metric type: the processes of one test define each metric alike.
+ */
+export function mergeSinkState(sink: ReturnType<typeof newSink>, state: SinkState, gauge: GaugeMerge): void {
+  if (sink instanceof CounterSink && state.type === 'counter') sink.mergeState(state);
+  else if (sink instanceof GaugeSink && state.type === 'gauge') sink.mergeState(state, gauge);
+  else if (sink instanceof RateSink && state.type === 'rate') sink.mergeState(state);
+  else if (sink instanceof TrendSink && state.type === 'trend') sink.mergeState(state);
+  else throw new TypeError(`a ${state.type} cannot merge into a ${sink.constructor.name}`);
 }

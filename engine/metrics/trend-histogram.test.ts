@@ -59,3 +59,29 @@ test('merging adds counts bucket by bucket, opening pages it lacks', () => {
   // 1 (2⁰), 2 and 3 (2¹), −7 and 1e6 open four pages of 1,025 float64 counts.
   assert.equal(a.bytes - emptyBytes, 4 * 1025 * 8);
 });
+
+test('pages() with a record of what was sent gives only the pages changed since, and addPage rebuilds the histogram', () => {
+  const source = new TrendHistogram();
+  const copy = new TrendHistogram();
+  const sent = new Map<number, number>();
+  // A receiver keeps the newest copy of each page, as the engine's coordinator does.
+  const mirror = new Map<number, Float64Array>();
+  const receive = () => {
+    for (const page of source.pages(sent)) mirror.set(page.key, page.counts);
+  };
+  for (const value of [1, 1.5, 3, 100]) source.record(value);
+  receive();
+  assert.equal(mirror.size, 3, '1 and 1.5 share the page of [1, 2); 3 and 100 open two more');
+  source.record(1.25);
+  const changed = source.pages(sent);
+  assert.equal(changed.length, 1, 'only the page of [1, 2) changed');
+  assert.equal(changed[0]!.counts[1024], 3, 'its total: 1, 1.25 and 1.5');
+  assert.deepEqual(source.pages(sent), [], 'nothing changed since');
+  for (const page of source.pages()) copy.addPage(page);
+  assert.deepEqual(
+    [0, 1, 2, 3, 4].map((rank) => copy.valueAtRank(rank)),
+    [0, 1, 2, 3, 4].map((rank) => source.valueAtRank(rank)),
+  );
+  assert.throws(() => copy.addPage({ key: 4096, counts: new Float64Array(1025) }), RangeError);
+  assert.throws(() => copy.addPage({ key: 1, counts: new Float64Array(3) }), RangeError);
+});

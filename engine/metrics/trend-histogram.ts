@@ -62,6 +62,15 @@ function edgeOf(key: number, sub: number): number {
 }
 
 /**
+ * One page of a histogram as data: its key (sign and exponent, the top 12 bits of its
+ * values) and its 1,024 bucket counts followed by its total.
+ */
+export interface TrendPage {
+  key: number;
+  counts: Float64Array;
+}
+
+/**
  * Counts of values by bucket (see SUB_BUCKETS), in pages of 1,024 buckets opened on a
  * page's first value: memory grows with the range of magnitudes a trend sees, never with
  * how many values it records. Latencies from 0.01 ms to 100 s open about 24 pages (200
@@ -103,6 +112,42 @@ export class TrendHistogram {
       if (ours === NO_PAGE) ours = this.#open(key);
       for (let i = 0; i <= TOTAL; i++) ours[i]! += theirs[i]!;
     }
+  }
+
+  /**
+   * Copies of the opened pages, for another process (engine workers send their trends to
+   * the coordinator). With `sent` (page key → the page's total when it was last sent), only
+   * pages whose total changed since, and `sent` is brought up to date: a page's counts only
+   * grow, so the receiver replaces its copy of each page it gets. 8 KB a page.
+   */
+  pages(sent?: Map<number, number>): TrendPage[] {
+    const pages: TrendPage[] = [];
+    for (let key = 0; key < PAGES; key++) {
+      const page = this.#pages[key]!;
+      if (page === NO_PAGE) continue;
+      const total = page[TOTAL]!;
+      if (sent) {
+        if (sent.get(key) === total) continue;
+        sent.set(key, total);
+      }
+      pages.push({ key, counts: page.slice() });
+    }
+    return pages;
+  }
+
+  /**
+   * Adds the counts of a page another histogram gave (`pages()`) to this one's page of the
+   * same key. Throws a RangeError for a page that is not one (a key outside the table, or
+   * counts of the wrong length).
+   */
+  addPage(page: TrendPage): void {
+    const { key, counts } = page;
+    if (!Number.isInteger(key) || key < 0 || key >= PAGES || counts.length !== TOTAL + 1) {
+      throw new RangeError(`not a trend histogram page: key ${key}, ${counts.length} counts`);
+    }
+    let ours = this.#pages[key]!;
+    if (ours === NO_PAGE) ours = this.#open(key);
+    for (let i = 0; i <= TOTAL; i++) ours[i]! += counts[i]!;
   }
 
   /**

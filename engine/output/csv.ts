@@ -26,6 +26,8 @@ export interface CsvOutputConfig {
   fileName: string;
   saveIntervalMs: number;
   timeFormat: TimeFormat;
+  /** false: no header line (an engine worker's share, joined onto another's); default true. */
+  header?: boolean;
 }
 
 /**
@@ -33,7 +35,12 @@ export interface CsvOutputConfig {
  * saveInterval=…`, over env (`K6_CSV_FILENAME`, …) over defaults.
  */
 export function parseCsvConfig(arg: string, env: Record<string, string | undefined> = {}): CsvOutputConfig {
-  const config: CsvOutputConfig = { fileName: 'file.csv', saveIntervalMs: 1000, timeFormat: 'unix' };
+  const config: CsvOutputConfig = {
+    fileName: 'file.csv',
+    saveIntervalMs: 1000,
+    timeFormat: 'unix',
+    header: true,
+  };
   const problems: ConfigProblem[] = [];
   const apply = (key: string, value: string, origin: string) => {
     if (key === 'fileName') config.fileName = value;
@@ -168,9 +175,14 @@ export class CsvOutput implements Output {
   async start(): Promise<void> {
     this.#file = await openOutputFile(this.#config.fileName, 'CSV');
     this.#writer = new ChunkedWriter(this.#file);
-    this.#writer.append(
-      `metric_name,timestamp,metric_value,${this.#columns.join(',')},extra_tags,metadata\n`,
-    );
+    if (this.#config.header !== false) {
+      this.#writer.append(
+        `metric_name,timestamp,metric_value,${this.#columns.join(',')},extra_tags,metadata\n`,
+      );
+      // Out at once: a file cut short any time later still starts with its header.
+      this.#writer.flush();
+      this.#file.sync();
+    }
     this.#timer = setInterval(() => {
       this.#writer?.flush();
       this.#file?.sync();

@@ -138,6 +138,13 @@ const OUTPUT_FLAGS: EngineFlag[] = [
       "serve k6's REST API there (host:port): GET /v1/status, /v1/metrics and /v1/metrics/{id}, read-only; off when not given (k6 v0.x: on at localhost:6565)",
   },
   {
+    flags: '--workers <count>',
+    kind: 'text',
+    group: 'run',
+    description:
+      'run the test as one on this many engine processes, one per core (auto: the cores this process may use, less one for a target on this machine); plateau’s own',
+  },
+  {
     flags: '--no-warm-up',
     kind: 'switch',
     group: 'run',

@@ -1,20 +1,30 @@
 // `plateau engine run|schedule`: the embedded k6-compatible engine, with k6's flags.
 import { createWriteStream, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
 import { type ConfigProblem, ERROR_CODES, EXIT_CODES, PlateauError } from '../../contract/index.ts';
 import type { OptionOverrides } from '../../engine/config/options.ts';
 import { type LogFormat, type Logger, stderrLogger, withoutDebug } from '../../engine/js/logger.ts';
+import { engineNodeFlags } from '../../engine/node-flags.ts';
 import { parseRestAddress } from '../../engine/rest-api.ts';
 import {
   type OutputSpec,
+  outputFileName,
   type Progress,
+  type RunResult,
   runTest,
   SUMMARY_MODES,
   type SummaryMode,
 } from '../../engine/runner.ts';
 import { printSchedule } from '../../engine/schedule-report.ts';
+import { runWithWorkers } from '../../engine/workers/coordinator.ts';
+import { startWorker } from '../../engine/workers/worker.ts';
+import { receiveInit } from '../../engine/workers/worker-link.ts';
+import { ENGINE_RUN_RESERVED_CORES, parseWorkers } from '../../engine/workers/worker-plan.ts';
+import type { WorkerCommand } from '../../engine/workers/worker-process.ts';
 import { parseNumberText } from '../../lib/number-text.ts';
 import { setSignalPolicy } from '../lifecycle.ts';
+import { PLATEAU_BIN } from '../study/target.ts';
 import { addEngineFlags, type EngineFlagValues, readEngineFlags } from './engine-flags.ts';
 
 const ENV_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
@@ -224,6 +234,20 @@ export function cliLogger(
   return none;
 }
 
+/**
+ * How the coordinator starts a worker: this CLI's `engine worker`, with the engine's Node
+ * flags (workers are engine processes; V8 takes them only at start) and without a debugger
+ * flag (every worker would ask for the same inspector port).
+ */
+function workerCommand(): WorkerCommand {
+  const inherited = process.execArgv.filter((flag) => !flag.startsWith('--inspect'));
+  return {
+    modulePath: PLATEAU_BIN,
+    args: ['engine', 'worker'],
+    execArgv: [...new Set([...inherited, ...engineNodeFlags()])],
+  };
+}
+
 /** Throws one error naming every flag problem found. */
 function checkFlags(problems: ConfigProblem[]): void {
   if (problems.length > 0) throw PlateauError.invalidConfig(problems, 'flags');
@@ -253,9 +277,10 @@ dropped iterations, tags, thresholds) and writes k6's own output formats. Flags 
     .argument('<script>', 'a bundled script (dist/k6/*.js) or a .ts/.js k6 script')
     .description(
       [
-        'Runs a k6 script. Exit codes follow k6: 0 ok, 99 thresholds crossed, 104 invalid config, 105 interrupted (outputs are still written), 107 script exception in init, setup or teardown, 108 exec.test.abort(), 110 exec.test.fail().',
+        'Runs a k6 script. Exit codes follow k6: 0 ok, 99 thresholds crossed, 104 invalid config, 105 interrupted (outputs are still written), 106 the REST API cannot listen on --address, 107 script exception in init, setup or teardown, 108 exec.test.abort(), 110 exec.test.fail(); and plateau’s 122, an engine worker died (--workers).',
         "Scripts run as k6 writes them: the blocking http.get/post/…/batch, sleep and group are rewritten at load to be awaited, VU by VU (what cannot be followed, such as http.get in a forEach callback, fails at load naming the line); the async forms (await http.asyncRequest) run as they are. Each VU has its own instance of the script's module state, as in k6.",
         'Modules: k6, k6/http (redirects, cookies, HTTP/2 over TLS), k6/execution, k6/metrics, k6/timers, k6/data, k6/encoding, k6/crypto. docs/engine.md lists every difference from k6.',
+        `One engine process holds about 10,000 requests/s on one core. --workers N runs the test on N processes, each on its own execution segment, as one test: setup() and teardown() once, one progress line, one REST API, thresholds and abortOnFail over every worker's metrics, one file per --out and one summary; Ctrl-C stops them all with their data kept, and a worker that dies fails the test (exit 122) with the others' data kept. --workers auto is the cores this process may use (os.availableParallelism: ${availableParallelism()} here) less one for a target on the same machine, at least 1; against a remote target from a machine of its own, give the count. More workers than cores are refused (they would delay each other's starts), as is --workers with --execution-segment (split over machines with segments, over cores with workers).`,
       ].join('\n\n'),
     )
     .addHelpText(
@@ -264,7 +289,8 @@ dropped iterations, tags, thresholds) and writes k6's own output formats. Flags 
 Examples:
   plateau engine run dist/k6/capacity.js -e STEPS=20,40 -e HOLD=10 --out csv=run.csv.gz --summary-export=summary.json
   plateau engine run dist/k6/constant-rate.js -e RATE=40 -e DURATION=30s
-  plateau engine run scripts/capacity.ts --execution-segment 0:1/2 --execution-segment-sequence 0,1/2,1`,
+  plateau engine run scripts/capacity.ts --execution-segment 0:1/2 --execution-segment-sequence 0,1/2,1
+  plateau engine run dist/k6/constant-rate.js -e RATE=20000 -e DURATION=1m --workers auto --out csv=run.csv.gz`,
     )
     .action(async (script: string, parsed: Record<string, unknown>, command: Command) => {
       const problems: ConfigProblem[] = [];
@@ -289,22 +315,36 @@ Examples:
               problems,
               flags.source('--address') === 'env' ? 'K6_ADDRESS' : '--address',
             );
+      const segment = text('--execution-segment');
+      const sequence = text('--execution-segment-sequence');
+      const includeSystemEnv = flags.get('--include-system-env-vars') !== false;
+      const workersText = text('--workers');
+      const workers =
+        workersText === undefined
+          ? undefined
+          : parseWorkers(
+              workersText,
+              {
+                cores: availableParallelism(),
+                reservedCores: ENGINE_RUN_RESERVED_CORES,
+                segmented: segment !== undefined || sequence !== undefined,
+                outputToStdout: outputs.some((o) => outputFileName(o, { ...process.env, ...env }) === '-'),
+              },
+              problems,
+            );
       checkFlags(problems);
       const stop = new AbortController();
       const interactive = process.stderr.isTTY === true && !flags.on('--quiet');
       const summaryExport = text('--summary-export');
       const consoleOutput = text('--console-output');
-      const segment = text('--execution-segment');
-      const sequence = text('--execution-segment-sequence');
-      const running = runTest({
+      const test = {
         script,
         env,
-        includeSystemEnv: flags.get('--include-system-env-vars') !== false,
+        includeSystemEnv,
         outputs,
         ...(summaryExport ? { summaryExport } : {}),
         summaryMode,
         ...(flags.on('--new-machine-readable-summary') ? { machineReadableSummary: true } : {}),
-        logger: logs.logger,
         ...(consoleOutput !== undefined ? { consoleOutput } : {}),
         overrides: {
           ...(trendStats && trendStats.length > 0 ? { summaryTrendStats: trendStats } : {}),
@@ -317,12 +357,33 @@ Examples:
           ...(sequence ? { executionSegmentSequence: sequence } : {}),
         },
         warmUp: !flags.on('--no-warm-up'),
-        ...(restAddress ? { restAddress } : {}),
-        signal: stop.signal,
-        ...(interactive
-          ? { onProgress: (p: Progress) => process.stderr.write(`\r\x1b[K${formatProgress(p)}`) }
-          : {}),
-      });
+      };
+      const onProgress = interactive
+        ? (p: Progress) => process.stderr.write(`\r\x1b[K${formatProgress(p)}`)
+        : undefined;
+      const running: Promise<RunResult> =
+        workers === undefined
+          ? runTest({
+              ...test,
+              logger: logs.logger,
+              ...(restAddress ? { restAddress } : {}),
+              signal: stop.signal,
+              ...(onProgress ? { onProgress } : {}),
+            })
+          : runWithWorkers({
+              run: test,
+              workers,
+              logging: {
+                output: text('--log-output'),
+                verbose: flags.on('--verbose'),
+                format: text('--log-format'),
+              },
+              command: workerCommand(),
+              logger: logs.logger,
+              ...(restAddress ? { restAddress } : {}),
+              signal: stop.signal,
+              ...(onProgress ? { onProgress } : {}),
+            });
       // On SIGINT/SIGTERM the run stops starting iterations, writes what it gathered, then exits 105.
       setSignalPolicy({
         exitCode: () => EXIT_CODES.interrupted,
@@ -335,6 +396,25 @@ Examples:
       process.exitCode = result.exitCode;
     });
   addEngineFlags(run);
+
+  // One process of `engine run --workers N`, started by its coordinator with an IPC channel.
+  engine
+    .command('worker', { hidden: true })
+    .description('an engine worker of `plateau engine run --workers` (started by it, never by hand)')
+    .action(async () => {
+      const init = await receiveInit(process);
+      const problems: ConfigProblem[] = [];
+      const { output, verbose, format } = init.logging;
+      const logs = cliLogger(output, verbose, problems, format);
+      const worker = startWorker(init, logs.logger, process);
+      // A signal (a terminal's Ctrl-C reaches the whole group) ends its share as the coordinator's stop does.
+      setSignalPolicy({
+        exitCode: () => EXIT_CODES.interrupted,
+        onSignal: () => worker.stop('stopped by signal'),
+        drain: () => worker.ended,
+      });
+      process.exitCode = await worker.ended.finally(logs.close);
+    });
 
   engine
     .command('schedule')
