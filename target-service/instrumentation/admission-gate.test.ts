@@ -91,7 +91,10 @@ test('start reads the signal on its timer and stop ends it', async () => {
       return readings.shift() ?? 5;
     });
   });
+  // The gate's timer is unref'd (it never holds a service open): hold the loop while waiting.
+  const holdLoop = setInterval(() => {}, 1000);
   await fourthRead;
+  clearInterval(holdLoop);
   gate.stop();
   assert.deepEqual(gate.transitions, { busy: 1, normal: 1 });
   const readsAtStop = reads;
