@@ -1,7 +1,11 @@
 #!/usr/bin/env node
 // Finds every *.test.ts (unit tests beside their source, suites under test/) and runs each
 // file in its own `node --test` process, several at once. Arguments filter by path substring;
-// `--jobs N` sets how many files run at once (default 5, or PLATEAU_TEST_JOBS).
+// `--jobs N` sets how many files run at once (default 6, or PLATEAU_TEST_JOBS).
+//
+// A full run (no filter) also runs the static checks, the type check and biome, as jobs
+// beside the end-to-end suites (which mostly wait), not before them: they cost ~40 s of CPU
+// that the waiting suites leave idle. `--no-checks` leaves them out.
 //
 // The files are first bundled by esbuild in one call, each into one module (npm packages left
 // outside, `import.meta.url` kept as the source file's: bin/cli-bundle.js), because loading a
@@ -36,7 +40,12 @@ const ROOT = dirname(HERE);
 const DURATIONS_FILE = join(HERE, 'durations.json');
 const REPORTER = join(HERE, 'helpers', 'count-reporter.mjs');
 /** At most this many `test-run: load` files at once. */
-const LOAD_SLOTS = 4;
+const LOAD_SLOTS = 5;
+/** The static checks of a full run: a name (its key in durations.json) and its command. */
+const CHECKS = [
+  { file: 'check: tsc -p . && tsc -p scripts', command: 'npm run --silent typecheck' },
+  { file: 'check: biome check .', command: 'npm run --silent lint' },
+];
 /** Seconds assumed for a file test/durations.json does not list, by its kind. */
 const UNKNOWN_SECONDS = { solo: 30, load: 20, unit: 1 };
 
@@ -63,10 +72,16 @@ function kindOf(file) {
 }
 
 function parseArgs(argv) {
-  const options = { filters: [], jobs: Number(process.env.PLATEAU_TEST_JOBS ?? 5), saveDurations: false };
+  const options = {
+    filters: [],
+    jobs: Number(process.env.PLATEAU_TEST_JOBS ?? 6),
+    saveDurations: false,
+    checks: true,
+  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--save-durations') options.saveDurations = true;
+    else if (arg === '--no-checks') options.checks = false;
     else if (arg === '--jobs' || arg.startsWith('--jobs=')) {
       options.jobs = Number(arg.includes('=') ? arg.slice('--jobs='.length) : argv[++i]);
     } else options.filters.push(arg);
@@ -136,22 +151,31 @@ function interrupt(signal) {
 process.on('SIGINT', () => interrupt('SIGINT'));
 process.on('SIGTERM', () => interrupt('SIGTERM'));
 
-/** Runs one file's bundle; resolves with its exit code, output, counts and seconds. */
-function runFile(file, bundle, tmp) {
-  const countsFile = join(tmp, `${file.replaceAll('/', '_')}.counts.json`);
+/**
+ * Runs one file's bundle, or a check's command (`command`); resolves with its exit code,
+ * output, counts (none for a check) and seconds.
+ */
+function runFile(file, bundle, tmp, command) {
+  const countsFile = join(tmp, `${file.replace(/[^\w.-]+/g, '_')}.counts.json`);
   const started = performance.now();
+  const [program, args] = command
+    ? ['sh', ['-c', command]]
+    : [
+        process.execPath,
+        [
+          '--enable-source-maps',
+          '--test',
+          '--test-timeout=300000',
+          '--test-reporter=spec',
+          '--test-reporter-destination=stdout',
+          `--test-reporter=${REPORTER}`,
+          `--test-reporter-destination=${countsFile}`,
+          bundle,
+        ],
+      ];
   const child = spawn(
-    process.execPath,
-    [
-      '--enable-source-maps',
-      '--test',
-      '--test-timeout=300000',
-      '--test-reporter=spec',
-      '--test-reporter-destination=stdout',
-      `--test-reporter=${REPORTER}`,
-      `--test-reporter-destination=${countsFile}`,
-      bundle,
-    ],
+    program,
+    args,
     // Its own process group, so that an interrupted run ends the file's whole tree (its
     // services, engines and PostgreSQL), not only the test process.
     {
@@ -193,8 +217,8 @@ async function runAll(files, jobs, bundles, tmp, onDone) {
   const results = [];
   for (const f of solo) {
     if (interrupted) break;
-    const result = await runFile(f.file, bundles.get(f.file), tmp);
-    onDone(result, f.kind);
+    const result = await runFile(f.file, bundles.get(f.file), tmp, f.command);
+    onDone(result, f.command ? 'check' : f.kind);
     results.push(result);
   }
   const waiting = [...shared];
@@ -209,10 +233,10 @@ async function runAll(files, jobs, bundles, tmp, onDone) {
         const [f] = waiting.splice(index, 1);
         active++;
         if (f.kind === 'load') loadRunning++;
-        runFile(f.file, bundles.get(f.file), tmp).then((result) => {
+        runFile(f.file, bundles.get(f.file), tmp, f.command).then((result) => {
           active--;
           if (f.kind === 'load') loadRunning--;
-          onDone(result, f.kind);
+          onDone(result, f.command ? 'check' : f.kind);
           results.push(result);
           startNext();
         });
@@ -236,6 +260,11 @@ if (files.length === 0) {
   console.error(`no test files match ${options.filters.join(' ')}`);
   process.exit(1);
 }
+const testFileCount = files.length;
+if (options.checks && options.filters.length === 0) {
+  for (const check of CHECKS) files.push({ ...check, kind: 'unit', expected: durations[check.file] ?? 40 });
+  files.sort((a, b) => b.expected - a.expected || a.file.localeCompare(b.file));
+}
 
 const started = performance.now();
 const tmp = mkdtempSync(join(tmpdir(), 'plateau-tests-'));
@@ -244,15 +273,16 @@ const tmp = mkdtempSync(join(tmpdir(), 'plateau-tests-'));
 chmodSync(tmp, 0o1777);
 const bundleDir = join(ROOT, 'node_modules', '.cache', 'plateau', `tests-${process.pid}`);
 const bundles = await bundleTests(
-  files.map((f) => f.file),
+  files.filter((f) => !f.command).map((f) => f.file),
   bundleDir,
 );
 process.on('exit', () => rmSync(bundleDir, { recursive: true, force: true }));
 const kinds = { solo: 0, load: 0, unit: 0 };
-for (const f of files) kinds[f.kind]++;
+for (const f of files) if (!f.command) kinds[f.kind]++;
+const checkCount = files.length - testFileCount;
 console.log(
-  `${files.length} test files: ${kinds.solo} alone, then ${kinds.load} end-to-end (≤ ${LOAD_SLOTS} at once) ` +
-    `and ${kinds.unit} unit files, ${options.jobs} at once`,
+  `${testFileCount} test files: ${kinds.solo} alone, then ${kinds.load} end-to-end (≤ ${LOAD_SLOTS} at once) ` +
+    `and ${kinds.unit} unit files${checkCount > 0 ? `, with ${checkCount} static checks` : ''}, ${options.jobs} at once`,
 );
 let finished = 0;
 const results = await runAll(files, options.jobs, bundles, tmp, (result, kind) => {
@@ -261,7 +291,7 @@ const results = await runAll(files, options.jobs, bundles, tmp, (result, kind) =
   process.stdout.write(result.output);
   const elapsed = ((performance.now() - started) / 1000).toFixed(0);
   console.log(
-    `${mark} ${result.file} (${kind}, ${result.seconds.toFixed(1)} s) · ${finished}/${files.length} files · ${elapsed} s\n`,
+    `${mark} ${result.file} (${kind}, ${result.seconds.toFixed(1)} s) · ${finished}/${files.length} jobs · ${elapsed} s\n`,
   );
 });
 
@@ -300,7 +330,7 @@ if (options.saveDurations && options.filters.length === 0) {
 }
 
 if (interrupted) {
-  console.log(`interrupted by ${interrupted}: ${files.length - results.length} files not run`);
+  console.log(`interrupted by ${interrupted}: ${files.length - results.length} jobs not run`);
   process.exit(interrupted === 'SIGINT' ? 130 : 143);
 }
 if (failedFiles.length > 0) {
