@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { connect, createServer, type Socket } from 'node:net';
 import { test } from 'node:test';
+import { waitUntil } from '../../test/helpers/wait-until.ts';
 import { TestRuntime } from '../js/runtime.ts';
 import { MetricRegistry } from '../metrics/registry.ts';
 import { ExecutionTuple } from '../schedule/execution-segment.ts';
@@ -11,8 +12,11 @@ import { createExecutor } from './registry.ts';
 
 const MS = 1e6;
 
-/** One VU, starts at 0 and 20 ms: the second start needs the first iteration to be over. */
-function twoStarts(): ConstantArrivalRateScenario {
+/**
+ * One VU, starts at 0 and `gapMs` (default 20): the second start needs the first iteration
+ * to be over.
+ */
+function twoStarts(gapMs = 20): ConstantArrivalRateScenario {
   return {
     name: 'pair',
     executor: 'constant-arrival-rate',
@@ -21,9 +25,9 @@ function twoStarts(): ConstantArrivalRateScenario {
     tags: {},
     startTimeNs: 0,
     gracefulStopNs: 1000 * MS,
-    rate: 50,
-    timeUnitNs: 1000 * MS,
-    durationNs: 40 * MS,
+    rate: 1,
+    timeUnitNs: gapMs * MS,
+    durationNs: 2 * gapMs * MS,
     preAllocatedVUs: 1,
     maxVUs: 1,
   };
@@ -69,18 +73,20 @@ test('a VU whose iteration finished in I/O not yet handled takes the next start 
     startedAt.push(monotonicMs() - origin);
     if (startedAt.length > 1) return undefined;
     // The first iteration's "response" arrives at once, but the process is then busy past
-    // the second start (due at 20 ms, its timer armed already), so that timer fires before
+    // the second start (due at 100 ms, its timer armed already), so that timer fires before
     // the loop polls the socket: the busy spell runs in the check phase, timers come next.
+    // The spell must begin before the second start is due: 100 ms leaves a loaded machine
+    // the time to reach the check phase.
     const finished = once(peer, 'data');
     setImmediate(() => {
       client.write('x');
-      busyFor(45);
+      busyFor(130);
     });
     return finished;
   };
   const tuple = ExecutionTuple.create();
   const executor = createExecutor(
-    { runtime, config: twoStarts(), tuple, vus: new VuPool(runtime, tuple), exec },
+    { runtime, config: twoStarts(100), tuple, vus: new VuPool(runtime, tuple), exec },
     {},
   );
   origin = monotonicMs();
@@ -89,15 +95,20 @@ test('a VU whose iteration finished in I/O not yet handled takes the next start 
   assert.equal(executor.stats.dropped, 0, 'the finished VU was idle in time for the second start');
   assert.equal(executor.stats.iterations, 2);
   assert.equal(startedAt.length, 2);
-  assert.ok(startedAt[1]! >= 45, `the second start ran late, after the busy spell (${startedAt[1]} ms)`);
+  assert.ok(startedAt[1]! >= 130, `the second start ran late, after the busy spell (${startedAt[1]} ms)`);
 });
 
 test('a start is still dropped when its VU is busy after the I/O already received is handled', async () => {
   const runtime = newRuntime();
   let calls = 0;
+  // The first iteration ends only once the second start was decided (dropped, or, were the
+  // VU waited for, never within the deadline): not at a time that a late timer could move
+  // past the second start's own.
   const exec = () => {
     calls++;
-    return new Promise((resolve) => setTimeout(resolve, 60));
+    return waitUntil(() => executor.stats.dropped > 0, 'the second start dropped', { everyMs: 1 }).catch(
+      () => undefined,
+    );
   };
   const tuple = ExecutionTuple.create();
   const executor = createExecutor(
