@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { buildConnector, type Dispatcher } from 'undici';
 import { startTestServer } from '../../../test/helpers/test-server.ts';
+import { waitUntil } from '../../../test/helpers/wait-until.ts';
 import { ConnectionPools, type TracedHandler } from './connection-pool.ts';
 
 /** Sends one GET through `pools`; resolves with its status and when it finished. */
@@ -67,34 +68,49 @@ test('a waiting request takes a connection freed by another instead of waiting f
   const server = await startTestServer({ delayMs: 50 });
   const real = buildConnector({});
   let dials = 0;
-  // The second dial takes 400 ms; the first is immediate.
+  // The second dial completes only when the test lets it: after both requests are served,
+  // or, were the second one waiting for its own dial, after 5 s (and the test fails).
+  let releaseDial: () => void = () => undefined;
+  const dialReleased = new Promise<void>((resolve) => {
+    releaseDial = resolve;
+  });
+  const deadline = setTimeout(releaseDial, 5000);
+  let released = false;
   const connector: buildConnector.connector = (options, callback) => {
     dials++;
-    if (dials === 2) setTimeout(() => real(options, callback), 400);
+    if (dials === 2)
+      void dialReleased.then(() => {
+        released = true;
+        real(options, callback);
+      });
     else real(options, callback);
   };
   const pools = new ConnectionPools({ keepAliveTimeoutMs: 10_000, connector });
   try {
-    const started = performance.now();
     const first = get(pools, server.url, '/a');
-    await new Promise((r) => setTimeout(r, 10)); // the first request is on its connection
-    const second = get(pools, server.url, '/b');
-    const [a, b] = await Promise.all([first, second]);
-    assert.equal(dials, 2, 'the second request set off a dial of its own');
-    assert.ok(a.atMs - started < 300, 'the first request was served at once');
-    assert.ok(
-      b.atMs - started < 300,
-      `the second request took the first connection when it freed up (${Math.round(b.atMs - started)} ms), not the 400 ms dial`,
+    // The first request is on its connection once the server has it; the server holds its
+    // answer 50 ms, and the second request is sent in the same turn.
+    const second = new Promise<Awaited<ReturnType<typeof get>>>((resolve, reject) =>
+      server.server.once('request', () => get(pools, server.url, '/b').then(resolve, reject)),
     );
-    await new Promise((r) => setTimeout(r, 450));
-    assert.equal(pools.connections, 2, 'the late connection joins the pool as an idle one');
+    const [a, b] = await Promise.all([first, second]);
+    assert.equal(a.status, 200);
+    assert.equal(b.status, 200);
+    assert.equal(dials, 2, 'the second request set off a dial of its own');
+    assert.equal(
+      released,
+      false,
+      'the second request took the first connection when it freed up, not its dial',
+    );
+    releaseDial();
+    await waitUntil(() => pools.connections === 2, 'the late connection joining the pool as an idle one');
     // Its socket is not yet undici's (no request has used it): close() must still close it,
     // or the engine process would never exit.
     await pools.close();
     const open = () => new Promise<number>((r) => server.server.getConnections((_e, n) => r(n)));
-    for (let i = 0; i < 50 && (await open()) > 0; i++) await new Promise((r) => setTimeout(r, 20));
-    assert.equal(await open(), 0, 'every connection, used or not, is closed');
+    await waitUntil(async () => (await open()) === 0, 'every connection, used or not, closed');
   } finally {
+    clearTimeout(deadline);
     await pools.close();
   }
 });
