@@ -1,9 +1,10 @@
 // Overload behaviour and pool utilisation, against a real embedded PostgreSQL.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ServerStepReport, StepBucket } from '../contract/index.ts';
+import type { ServerLiveReport, ServerStepReport, StepBucket } from '../contract/index.ts';
 import { fetchText, type TestResponse } from './helpers/http.ts';
 import { useStatementServices } from './helpers/service.ts';
+import { waitUntil } from './helpers/wait-until.ts';
 
 const startService = useStatementServices();
 
@@ -13,6 +14,11 @@ function concurrent(url: string, count: number, step: string): Promise<TestRespo
       fetchText(`${url}/statement?account=${i}`, { 'x-load-step': step }),
     ),
   );
+}
+
+/** The service's `GET /steps/live` body: its pool and admission state now. */
+async function live(url: string): Promise<ServerLiveReport> {
+  return JSON.parse((await fetchText(`${url}/steps/live`)).text) as ServerLiveReport;
 }
 
 async function stepOf(url: string, step: string): Promise<StepBucket> {
@@ -93,13 +99,14 @@ test('SHED=off never refuses: overload becomes waiting', async () => {
 });
 
 test('DEADLINES=on: a request whose deadline passed in the wait, or will before its query ends, is answered 504 without its query', async () => {
-  // One connection and 150 ms queries. A (deadline 5 s) takes the connection at ~0 ms;
-  // B (100 ms) and C (250 ms) wait for it until ~150 ms: B's deadline has passed by then
-  // (wait), and C's 100 ms left are shorter than the 150 ms query (budget).
+  // One connection and 800 ms queries. A (deadline 5 s) takes the connection; once it has,
+  // B (100 ms) and C (900 ms) are sent and wait for it until A's query ends, ~800 ms later:
+  // B's deadline has passed by then (wait), and C's ~100 ms left are shorter than the 800 ms
+  // query (budget). Either holds if B and C arrive within 700 ms of A taking the connection.
   const service = await startService({
     poolMax: 1,
     shed: false,
-    queryMs: 150,
+    queryMs: 800,
     payloadKb: 1,
     deadlines: true,
   });
@@ -109,8 +116,8 @@ test('DEADLINES=on: a request whose deadline passed in the wait, or will before 
       'x-request-timeout-ms': String(deadlineMs),
     });
   const a = send(1, 5000);
-  await new Promise((resolve) => setTimeout(resolve, 30));
-  const [b, c] = await Promise.all([send(2, 100), send(3, 250)]);
+  await waitUntil(async () => (await live(service.url)).checkedOut === 1, 'A taking the connection');
+  const [b, c] = await Promise.all([send(2, 100), send(3, 900)]);
   assert.equal((await a).status, 200);
   assert.deepEqual([b.status, c.status], [504, 504]);
   assert.equal(JSON.parse(b.text).reason, 'wait');
@@ -153,7 +160,7 @@ test('ADMISSION=on: while the event loop is late, new requests are refused at th
     admissionSampleMs: 50,
   });
   const first = concurrent(service.url, 8, 'gate');
-  await new Promise((resolve) => setTimeout(resolve, 250));
+  await waitUntil(async () => (await live(service.url)).admission === 'busy', 'the gate turning busy');
   const refused = await concurrent(service.url, 4, 'gate');
   const admitted = await first;
   assert.deepEqual(
@@ -170,7 +177,7 @@ test('ADMISSION=on: while the event loop is late, new requests are refused at th
     assert.equal(r.headers['retry-after'], '1');
   }
   // Once the loop is idle again the gate goes back to normal and admits.
-  await new Promise((resolve) => setTimeout(resolve, 400));
+  await waitUntil(async () => (await live(service.url)).admission === 'normal', 'the gate reopening');
   const after = await fetchText(`${service.url}/statement?account=1`, { 'x-load-step': 'gate' });
   assert.equal(after.status, 200);
   const bucket = await stepOf(service.url, 'gate');
@@ -183,12 +190,10 @@ test('ADMISSION=on: while the event loop is late, new requests are refused at th
   assert.ok(service.logs.some((l) => /event=admission_busy loopDelayMs=\S+ high=30/.test(l)));
   assert.ok(service.logs.some((l) => /event=admission_normal loopDelayMs=\S+ low=5/.test(l)));
   // The last request's own 80 ms may have closed the door again; once idle it reopens.
-  let state = '';
-  for (let i = 0; i < 40 && state !== 'normal'; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    state = JSON.parse((await fetchText(`${service.url}/steps/live`)).text).admission;
-  }
-  assert.equal(state, 'normal');
+  await waitUntil(
+    async () => (await live(service.url)).admission === 'normal',
+    'the gate reopening after the last request',
+  );
   assert.match((await fetchText(`${service.url}/metrics`)).text, /admission_busy 0/);
 });
 
