@@ -4,8 +4,10 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import type { ServerLiveReport } from '../contract/index.ts';
 import { fetchText } from './helpers/http.ts';
 import { processesMatching, waitFor } from './helpers/processes.ts';
+import { waitUntil } from './helpers/wait-until.ts';
 
 const bin = fileURLToPath(new URL('../bin/plateau.js', import.meta.url));
 
@@ -32,7 +34,11 @@ test('SIGTERM with requests in flight: they complete, the database is gone, exit
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
 
   const inFlight = [1, 2, 3].map((i) => fetchText(`${url}/statement?account=${i}`));
-  await new Promise((r) => setTimeout(r, 300)); // the queries are running now
+  // The 800 ms queries are running once the pool has a connection out for each.
+  await waitUntil(async () => {
+    const live = JSON.parse((await fetchText(`${url}/steps/live`)).text) as ServerLiveReport;
+    return live.checkedOut === 3;
+  }, 'the three queries running');
   child.kill('SIGTERM');
   const responses = await Promise.all(inFlight);
   assert.deepEqual(
