@@ -260,6 +260,46 @@ test("generator.json supplies a k6 run's generator CPU, and a saturated machine 
   await rejectsWith(run, /generator\.json has schemaVersion 9, newer than this plateau reads/);
 });
 
+test('with engine workers each writes its own CPU and lag: a step where one worker was at its limit is the generator’s', async () => {
+  const run = await runWithRequests('run-workers', 20, 'r020');
+  const t0 = 1_800_000_000;
+  const health = (metric: string, t: number, value: number) =>
+    `${metric},${t},${value.toFixed(6)},,,,,,,,,,,,,,,,`;
+  const rows: string[] = [];
+  for (let i = 0; i < 20; i++) {
+    // Worker 1 idles along; worker 2 is at its core's limit in second 12, its loop 140 ms late in second 13.
+    rows.push(health('engine_cpu_pct', t0 + i, 40), health('engine_lag_ms', t0 + i, 1.5));
+    rows.push(
+      health('engine_cpu_pct', t0 + i, i === 12 ? 99 : 45),
+      health('engine_lag_ms', t0 + i, i === 13 ? 140 : 2),
+    );
+  }
+  await writeFile(
+    join(run, 'k6.csv'),
+    `${(await readFile(join(run, 'k6.csv'), 'utf8')).trimEnd()}\n${rows.join('\n')}\n`,
+  );
+  // generator.json of a run on two workers (each worker's CPU beside the busiest), read by this plateau as before.
+  await writeFile(
+    join(run, 'generator.json'),
+    JSON.stringify({
+      kind: 'plateau.generator-cpu',
+      schemaVersion: 1,
+      engine: 'embedded',
+      usableCores: 2,
+      workers: 2,
+      seconds: [{ t: t0, cpuPct: 88, usablePct: 45, workers: [40, 45], machinePct: 60 }],
+    }),
+  );
+  const { analysis } = await analyzePath(run);
+  const row = analysis.table.find((r) => r.step === 'r020')!;
+  assert.deepEqual(
+    row.generator,
+    { lagMsMax: 140, cpuPctMax: 99 },
+    'the busiest worker in each second, not the sum',
+  );
+  assert.match(row.invalid ?? '', /generator event-loop lag reached 140 ms.*generator CPU reached 99%/);
+});
+
 test('--jittered-run that is not a completed jittered run of the same configuration is refused with why', async () => {
   const even = await runWithRequests('run-even-for-jitter', 5, 'r010');
   await writeFile(

@@ -6,8 +6,18 @@ export interface GeneratorSecond {
   t: number;
   /** CPU the generator process used, % of one core (a multi-threaded k6 can pass 100). */
   cpuPct: number;
-  /** The same, % of what the generator can use: one core for the embedded engine, every core for k6. */
+  /**
+   * The same, % of what the generator can use: one core for the embedded engine, every core
+   * for k6. With engine workers, the busiest worker's CPU, % of its one core: the test runs
+   * as fast as its slowest share, so the generator is at its limit when any worker is.
+   */
   usablePct: number;
+  /**
+   * Each engine worker's CPU, % of one core, in the order they started (`--workers`; absent
+   * without workers and in files written before workers). `cpuPct` is theirs and the
+   * coordinator's together.
+   */
+  workers?: number[];
   /** The whole machine's busy CPU, % of all cores (the service and PostgreSQL share it). */
   machinePct: number | null;
   /** The generator's resident memory, MB (absent in files written before it was sampled). */
@@ -22,7 +32,9 @@ export interface GeneratorCpuReport {
   kind: 'plateau.generator-cpu';
   schemaVersion: 1;
   engine: 'embedded' | 'k6';
-  /** Cores the generator may use, the divisor of `usablePct`. */
+  /** Cores the generator may use, the divisor of `usablePct` (with workers: one each). */
   usableCores: number;
+  /** Engine workers the load ran on (`--workers`); absent when it ran in one process. */
+  workers?: number;
   seconds: GeneratorSecond[];
 }

@@ -119,7 +119,8 @@ export interface RunManifest {
    */
   serviceProcess?: ServiceProcessRecord;
   target: string;
-  engine: { name: 'embedded' | 'k6'; version: string };
+  /** The load engine; `workers`: the embedded engine's processes (`--workers`), absent for one. */
+  engine: { name: 'embedded' | 'k6'; version: string; workers?: number };
   database: DatabaseInfo | null;
   versions: { node: string; plateau: string; gitCommit: string | null };
   machine: { cpus: number; memoryMb: number; platform: string };

@@ -251,3 +251,34 @@ test('bad --workers values exit 104 naming the problem and the fix', async () =>
     assert.match(run.stderr, cases[i]![1]);
   }
 });
+
+test('plateau run --workers 2: the study’s load on two workers, one client file, each worker’s CPU in generator.json', async () => {
+  const server = await startTestServer();
+  const out = dirname(await writeScript(''));
+  const run = await plateau([
+    'run',
+    ...['--target', server.url, '--steps', '10,20', '--hold', '2', '--ramp', '1', '--recovery', '2'],
+    ...['--workers', '2', '--out', out, '--json'],
+  ]);
+  assert.equal(run.code, 0, run.stderr);
+  const { runDir, table } = JSON.parse(run.stdout) as {
+    runDir: string;
+    table: { step: string; requests: number }[];
+  };
+  const manifest = JSON.parse(await readFile(`${runDir}/run.json`, 'utf8'));
+  assert.deepEqual(manifest.engine, { name: 'embedded', version: 'plateau-embedded', workers: 2 });
+  assert.deepEqual(manifest.config['--workers'], { value: 2, source: 'flag' });
+  const generator = JSON.parse(await readFile(`${runDir}/generator.json`, 'utf8'));
+  assert.equal(generator.workers, 2);
+  const seen = generator.seconds.filter((s: { workers?: number[] }) => s.workers?.length === 2);
+  assert.ok(seen.length >= 3, JSON.stringify(generator.seconds));
+  for (const s of seen) assert.equal(s.usablePct, Math.max(...s.workers), 'the busiest worker');
+  assert.ok(table.find((r) => r.step === 'r020')!.requests >= 30, JSON.stringify(table));
+  const files = await readdir(runDir);
+  assert.ok(files.includes('k6.csv.gz'));
+  assert.deepEqual(
+    files.filter((f) => f.includes('.part')),
+    [],
+    'the workers’ parts joined',
+  );
+});

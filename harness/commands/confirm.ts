@@ -53,6 +53,7 @@ export function flagsFromManifest(
     p95Ms: String(load.p95Ms),
     failRate: String(load.failRate),
     engine: manifest.engine.name,
+    ...(manifest.engine.workers !== undefined ? { workers: String(manifest.engine.workers) } : {}),
     script: load.script,
     ...requestFlags(manifest.request),
   };

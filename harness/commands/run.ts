@@ -114,6 +114,10 @@ run.json says how it ended (docs/capacity-study.md).`,
     )
     .addOption(new Option('--engine <engine>', 'load engine').choices(['embedded', 'k6']).default(undefined))
     .option('--k6-bin <path>', 'the k6 binary for --engine k6 (default: K6_BIN, then k6 on PATH)')
+    .option(
+      '--workers <count>',
+      "run the embedded engine on this many processes, one per core, as one test, where one core would be the generator's limit (~10,000 requests/s each); auto: the cores less one for the service plateau starts (or a target on this machine) and one for its embedded database",
+    )
     .option('--db <db>', "'embedded' (default) or a postgres:// URL (default: DATABASE_URL when set)")
     .option('--out <dir>', 'where run directories go', STUDY_DEFAULTS.out)
     .option('--quick', 'a ~30 s study (steps 20..100, 5 s holds) that still finds the plateau')
@@ -138,6 +142,7 @@ Examples:
   plateau run --target http://orders.test:8080 --allow-remote-target \\
     --prometheus http://127.0.0.1:9090 --prometheus-match '{job="orders"}'
   plateau run --engine k6 --k6-bin /usr/local/bin/k6
+  plateau run --target http://10.0.0.5:8080 --allow-remote-target --workers auto   # rates past one core's
   plateau run --model closed --vus 4,8,16,24 --timeout 250ms --retries 2 --recovery-vus 4 \
     --set SHED=off --set POOL_MAX=2   # the congestion collapse (docs/overload.md)`,
     )

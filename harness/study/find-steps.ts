@@ -87,6 +87,7 @@ export async function findSteps(context: FindContext): Promise<FindOutcome> {
     plan: probePlan,
     engine: plan.engine,
     k6Bin: plan.k6Bin,
+    workers: plan.workers,
     script: context.script,
     env: context.env,
     dir,
@@ -227,7 +228,7 @@ function placeFromProbe(
   if (report.kneePerSec === null || report.stop.reason === 'failing' || report.stop.reason === 'generator') {
     const top = report.steps.at(-1);
     const hints: Record<string, string> = {
-      generator: `the generator is the limit here, not the service: give it more cores (more engine workers, plateau engine run --workers; real k6 on a machine with more cores, --engine k6; or execution segments over several machines, plateau testrun), or study the service below ${top?.offeredPerSec ?? 'that'}/s with --steps`,
+      generator: `the generator is the limit here, not the service: give it more cores (${plan.engine === 'embedded' ? `more engine workers, --workers ${plan.workers === undefined ? 'auto' : `above ${plan.workers}`} on a machine with the cores for them` : 'real k6 on a machine with more cores'}; or execution segments over several machines, plateau testrun), or study the service below ${top?.offeredPerSec ?? 'that'}/s with --steps`,
       failing: `see service.log${plan.target ? ` and ${plan.target}` : ''}: a service that fails every request has no capacity to find; fix it, check the request (--endpoint, --method, --expect-status), then run again`,
       budget: `give a larger --budget (the probe takes up to ${Math.round(PROBE_BUDGET_SHARE * 100)}% of it), or --steps`,
       end: 'give --steps above that rate',

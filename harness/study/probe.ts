@@ -73,6 +73,8 @@ export interface ProbeOptions {
   plan: ProbePlan;
   engine: 'embedded' | 'k6';
   k6Bin: string;
+  /** The embedded engine's workers (`--workers`), or undefined for one process. */
+  workers: number | undefined;
   /** The bundled script and the -e settings of the study (the probe's steps are laid over them). */
   script: string;
   env: Record<string, string>;
@@ -165,11 +167,16 @@ export async function startProbe(options: ProbeOptions): Promise<ProbeRun> {
     dir,
     csvMilliseconds: options.csvMilliseconds,
     address: `127.0.0.1:${apiPort}`,
+    ...(options.workers !== undefined ? { workers: options.workers } : {}),
   });
   const child: LoggedChild = started.child;
   const startedMs = Date.now();
   const generator =
-    child.child.pid !== undefined ? new GeneratorProbe(child.child.pid, options.engine).start() : undefined;
+    child.child.pid !== undefined
+      ? new GeneratorProbe(child.child.pid, options.engine, {
+          ...(options.workers ? { workers: options.workers } : {}),
+        }).start()
+      : undefined;
   const live = new LiveFigures({ serviceUrl: options.liveUrl, load: api });
   const serverSeconds = new Map<number, TimelinePoint>();
   const loadSeconds: { atMs: number; completedPerSec: number; droppedPerSec: number }[] = [];

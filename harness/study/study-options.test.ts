@@ -205,3 +205,39 @@ test('--find refuses --steps, --quick and the closed model; --budget is a durati
     '--steps: "40,20" is not accepted: 20 is below 40 before it and was not run before (a lower rate can only repeat an earlier step)',
   ]);
 });
+
+test('--workers runs the embedded engine on processes; auto leaves a core to each part of the study on this machine', () => {
+  const workers = (flags: Parameters<typeof planStudy>[0]) => planStudy(flags, {}, { cores: 8 }).workers;
+  const cases: [string, Parameters<typeof planStudy>[0], number | undefined][] = [
+    // The reference study: its service and its embedded PostgreSQL here.
+    ['reference study', { workers: 'auto' }, 6],
+    // It on a PostgreSQL given by URL (maybe elsewhere): only the service's core.
+    ['database by URL', { workers: 'auto', db: 'postgres://u@db/x' }, 7],
+    // Your own service on this machine, started by you.
+    ['local target', { workers: 'auto', target: 'http://127.0.0.1:8080' }, 7],
+    // A service elsewhere: every core.
+    ['remote target', { workers: 'auto', target: 'http://10.0.0.5:80', allowRemoteTarget: true }, 8],
+    ['a count', { workers: '3' }, 3],
+    ['none: one process', {}, undefined],
+  ];
+  for (const [name, flags, expected] of cases) assert.equal(workers(flags), expected, name);
+  assert.deepEqual(planStudy({ workers: '3' }, {}, { cores: 8 }).sources['--workers'], {
+    value: 3,
+    source: 'flag',
+  });
+  const refused = (flags: Parameters<typeof planStudy>[0]) => {
+    try {
+      planStudy(flags, {}, { cores: 8 });
+    } catch (error) {
+      assert.ok(isPlateauError(error));
+      return error.problems.map((p) => `${p.setting}: ${p.message}`);
+    }
+    return [];
+  };
+  assert.deepEqual(refused({ workers: '9' }), [
+    '--workers: 9 workers are more than the 8 cores this process may use',
+  ]);
+  assert.deepEqual(refused({ workers: '2', engine: 'k6' }), [
+    "--workers: splits the embedded engine's load over processes; real k6 uses every core by itself",
+  ]);
+});

@@ -1,6 +1,7 @@
 // `plateau run` options → a validated study plan, every value with its source.
 import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseDeclaredResources } from '../../analysis/resources/declared-resources.ts';
 import type {
@@ -12,6 +13,7 @@ import type {
   VuSizing,
 } from '../../contract/index.ts';
 import { PlateauError } from '../../contract/index.ts';
+import { parseWorkers } from '../../engine/workers/worker-plan.ts';
 import { describeRange, parseNumberText } from '../../lib/number-text.ts';
 import { formatDuration, parseSeconds } from '../../scripts/lib/settings.ts';
 import { stepSequenceProblem } from '../../scripts/lib/steps.ts';
@@ -88,6 +90,8 @@ export interface RunFlags extends RequestFlags, Omit<MeterFlags, 'resources'> {
   target?: string;
   engine?: string;
   k6Bin?: string;
+  /** `--workers`: the embedded engine's processes, a count or `auto`. */
+  workers?: string;
   db?: string;
   out?: string;
   quick?: boolean;
@@ -170,6 +174,8 @@ export interface StudyPlan {
   request: StudyRequest;
   engine: 'embedded' | 'k6';
   k6Bin: string;
+  /** The embedded engine's worker processes (`--workers`), or undefined to run it in one. */
+  workers?: number;
   /** 'embedded' or a postgres URL. */
   db: string;
   out: string;
@@ -204,7 +210,7 @@ export function isLoopbackUrl(url: string): boolean {
 export function planStudy(
   flags: RunFlags,
   env: Record<string, string | undefined> = process.env,
-  context: { configFile?: string } = {},
+  context: { configFile?: string; cores?: number } = {},
 ): StudyPlan {
   const problems: ConfigProblem[] = [];
   const sources: Record<string, SourcedValue> = {};
@@ -450,6 +456,21 @@ export function planStudy(
       hint: 'e.g. --db postgres://user:pass@127.0.0.1:5432/app',
     });
   }
+  const workers = planWorkers(
+    flags.workers,
+    engine,
+    {
+      cores: context.cores ?? availableParallelism(),
+      // A core for the service plateau starts (or a target on this machine), one for its embedded database.
+      reservedCores:
+        (target === undefined || ownService !== undefined || isLoopbackUrl(target) ? 1 : 0) +
+        (db === 'embedded' && (target === undefined || (ownService !== undefined && flags.db !== undefined))
+          ? 1
+          : 0),
+    },
+    problems,
+    sources,
+  );
   const out = pick('--out', flags.out, STUDY_DEFAULTS.out);
   const declared = parseDeclaredResources(flags.resources);
   problems.push(...declared.problems);
@@ -489,6 +510,7 @@ export function planStudy(
     request,
     engine: engine as 'embedded' | 'k6',
     k6Bin,
+    ...(workers !== undefined ? { workers } : {}),
     db,
     out,
     json: flags.json === true,
@@ -496,6 +518,33 @@ export function planStudy(
     meters,
     sources,
   };
+}
+
+/**
+ * `--workers`: the embedded engine's processes, checked as `plateau engine run` checks them
+ * (engine/workers/worker-plan.ts). `auto` leaves a core to each part of the study on this
+ * machine: the service plateau starts (or a target on a loopback address) and its embedded
+ * PostgreSQL. Real k6 uses every core by itself: with --engine k6 it is a problem.
+ */
+function planWorkers(
+  text: string | undefined,
+  engine: string,
+  machine: { cores: number; reservedCores: number },
+  problems: ConfigProblem[],
+  sources: Record<string, SourcedValue>,
+): number | undefined {
+  if (text === undefined) return undefined;
+  if (engine === 'k6') {
+    problems.push({
+      setting: '--workers',
+      message: "splits the embedded engine's load over processes; real k6 uses every core by itself",
+      hint: 'leave --workers out with --engine k6',
+    });
+    return undefined;
+  }
+  const count = parseWorkers(text, { ...machine, segmented: false, outputToStdout: false }, problems);
+  if (count !== undefined) sources['--workers'] = { value: count, source: 'flag' };
+  return count;
 }
 
 /**

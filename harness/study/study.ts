@@ -479,10 +479,15 @@ async function startLoadPart(
     dir,
     csvMilliseconds: k6CsvMilliseconds(manifest.engine.version),
     address: `127.0.0.1:${apiPort}`,
+    ...(plan.workers !== undefined ? { workers: plan.workers } : {}),
   });
   const child = started.child;
   const probe =
-    child.child.pid !== undefined ? new GeneratorProbe(child.child.pid, plan.engine).start() : undefined;
+    child.child.pid !== undefined
+      ? new GeneratorProbe(child.child.pid, plan.engine, {
+          ...(plan.workers ? { workers: plan.workers } : {}),
+        }).start()
+      : undefined;
   const spawnedMs = Date.now();
   const poolMax = plan.target ? null : parseServiceConfig(plan.service).config.poolMax;
   const live = new LiveFigures({
@@ -666,6 +671,7 @@ function newManifest(plan: StudyPlan, vus: VuSizing, id: string, rerunOf: string
     engine: {
       name: plan.engine,
       version: plan.engine === 'embedded' ? 'plateau-embedded' : k6Version(plan.k6Bin),
+      ...(plan.workers !== undefined ? { workers: plan.workers } : {}),
     },
     database: null,
     versions: { node: process.version, plateau: PLATEAU_VERSION, gitCommit: gitCommit() },

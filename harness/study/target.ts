@@ -83,6 +83,8 @@ export function startLoad(options: {
   csvMilliseconds?: boolean;
   /** `host:port` for the REST API (`--address`, the same flag on both engines); none by default. */
   address?: string;
+  /** The embedded engine's workers (`--workers`): one process per core, as one test; one process when absent. */
+  workers?: number;
 }): { child: LoggedChild; command: string } {
   const flags = Object.entries(options.env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
   // Millisecond stamps place each response in its step's window exactly (k6 ≥ 0.44 has them).
@@ -95,6 +97,9 @@ export function startLoad(options: {
     csv,
     `--summary-export=${options.summary}`,
     ...(options.address ? ['--address', options.address] : []),
+    ...(options.engine === 'embedded' && options.workers !== undefined
+      ? ['--workers', String(options.workers)]
+      : []),
   ];
   const [command, args] =
     options.engine === 'embedded'
