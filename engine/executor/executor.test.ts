@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { TestRuntime } from '../js/runtime.ts';
 import { MetricRegistry } from '../metrics/registry.ts';
 import { ExecutionTuple, parseSegment, parseSequence } from '../schedule/execution-segment.ts';
-import { VuPool } from './executor.ts';
+import { monotonicMs, ScenarioExecutor, VuPool } from './executor.ts';
 import type { ScenarioConfig } from './registry.ts';
 import { maxPlannedVUs, plannedVUs } from './registry.ts';
 
@@ -100,4 +100,40 @@ test('VuPool: initialized VUs first, returned VUs reused oldest first, new ones 
   assert.equal(pool.acquire(), first);
   pool.initialize(3);
   assert.equal(pool.initialized, 3, 'initialize tops up to a count, it does not add');
+});
+
+test('a scenario of a worker that woke late for the coordinator’s moment starts its clock at that moment', () => {
+  const runtime = new TestRuntime({
+    registry: new MetricRegistry(),
+    logger: { log: () => undefined },
+    env: {},
+    runTags: {},
+    outputs: [],
+  });
+  class Started extends ScenarioExecutor {
+    origin = 0;
+    async run(): Promise<void> {
+      this.origin = this.markStarted();
+    }
+  }
+  const scenario = vus('late', 1, 2, 10);
+  const start = (atMs: number) => {
+    runtime.scenariosAtMs = atMs;
+    const executor = new Started(
+      { runtime, config: scenario, tuple: whole, vus: new VuPool(runtime, whole), exec: () => undefined },
+      10 * S,
+      {},
+    );
+    void executor.run();
+    return executor;
+  };
+  // One process: its own start. A worker 2.005 s after the moment, for a startTime of 2 s: 5 ms behind.
+  const alone = start(Number.NaN);
+  assert.ok(monotonicMs() - alone.origin < 5);
+  const late = start(performance.timeOrigin + performance.now() - 2005);
+  assert.ok(Math.abs(monotonicMs() - late.origin - 5) < 2, `origin ${monotonicMs() - late.origin} ms back`);
+  assert.ok(Math.abs(Date.now() - late.startTimeMs - 5) < 3);
+  // Early (its startTime not yet reached) is never moved forward: the scenario slept for it.
+  const early = start(performance.timeOrigin + performance.now() - 1000);
+  assert.ok(monotonicMs() - early.origin < 2);
 });

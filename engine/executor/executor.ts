@@ -145,10 +145,21 @@ export abstract class ScenarioExecutor implements Executor {
     return Math.min(1, (monotonicMs() - this.startedMonotonic) / this.regularMs);
   }
 
-  /** Records the scenario's start (exec.scenario.startTime, progress); returns the monotonic origin. */
+  /**
+   * Records the scenario's start (exec.scenario.startTime, progress); returns the monotonic
+   * origin. In a test of several engine workers the scenarios start at the moment the
+   * coordinator gave (TestRuntime.scenariosAtMs) plus the scenario's startTime: a worker that
+   * woke late for it takes that moment as its origin, so its starts fall due on the test's one
+   * clock and the late ones go out at once, as in a process that fell behind.
+   */
   protected markStarted(): number {
-    this.startTimeMs = nowMs();
-    this.startedMonotonic = monotonicMs();
+    const wall = nowMs();
+    const planned = this.environment.runtime.scenariosAtMs;
+    const behindMs = Number.isNaN(planned)
+      ? 0
+      : Math.max(0, wall - planned - this.environment.config.startTimeNs / 1e6);
+    this.startTimeMs = wall - behindMs;
+    this.startedMonotonic = monotonicMs() - behindMs;
     return this.startedMonotonic;
   }
 

@@ -119,6 +119,13 @@ export class TestRuntime {
   newScriptInstance: ((vu: VirtualUser) => Record<string, unknown>) | undefined = undefined;
   /** Whether the test clock has started (markStarted). */
   started = false;
+  /**
+   * With engine workers: the moment (epoch ms) every worker's scenarios start, as the
+   * coordinator gave it; each scenario starts its startTime after it (executor.ts). NaN in a
+   * test run by one process: a number from the start, so that setting it changes no hidden
+   * class the warm-up rehearsal optimized for (warm-up.ts).
+   */
+  scenariosAtMs = Number.NaN;
   /** `__VU` while a VU's instance runs its init context (0: the first instance's). */
   initializingVu = 0;
   readonly #outputs: Output[];

@@ -26,7 +26,10 @@ import type { FromWorker, WorkerLogging, WorkerRunConfig } from './worker-protoc
 
 /** How often the merged thresholds are evaluated (k6: every 2 s), ms. */
 const THRESHOLD_INTERVAL_MS = 2000;
-/** How long after the last worker is ready their clocks start: time for every `start` to arrive, ms. */
+/**
+ * How long after the last worker is ready their clocks start, and after setup() their
+ * scenarios: time for the message to reach every worker, ms.
+ */
 const START_DELAY_MS = 50;
 
 /** A test to run on workers. */
@@ -230,9 +233,11 @@ class Coordinator {
       case 'ready':
         worker.stage = 'ready';
         break;
-      case 'setup-data':
-        for (const other of this.#workers) if (other !== worker) other.send(message);
+      case 'setup-data': {
+        const atMs = Date.now() + START_DELAY_MS;
+        for (const each of this.#workers) each.send({ kind: 'setup-data', data: message.data, atMs });
         break;
+      }
       case 'snapshot':
         this.#merged?.apply(worker.index, message.snapshot);
         break;

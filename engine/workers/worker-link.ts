@@ -47,6 +47,23 @@ export function receiveInit(channel: IpcChannel): Promise<WorkerInit> {
   });
 }
 
+/**
+ * Calls `then` at `atMs` (epoch ms) as every worker sees it, so that their clocks, and their
+ * scenarios, start at one moment: a timer to a couple of milliseconds before (timers fire up
+ * to a millisecond or two late), then each turn of the event loop (the process has nothing
+ * else to do then) until the system clock reaches it. Date.now(), the one clock all
+ * processes read alike; each process's performance.timeOrigin is its own reading of it.
+ */
+function at(atMs: number, then: () => void): void {
+  const check = () => {
+    if (Date.now() >= atMs) then();
+    else setImmediate(check);
+  };
+  const wait = atMs - Date.now() - 2;
+  if (wait > 0) setTimeout(check, wait);
+  else check();
+}
+
 /** A promise with its resolve at hand. */
 function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
   let resolve!: (value: T) => void;
@@ -138,10 +155,10 @@ export class WorkerLink implements TestCoordination {
 
   async setupData(run: () => Promise<unknown>): Promise<unknown> {
     if (this.#runtime?.stopped) return undefined;
-    if (this.#index !== 0) return this.#setupData.promise;
-    const data = await run();
-    this.#send({ kind: 'setup-data', data });
-    return data;
+    // Worker 0 runs setup(); every worker, itself included, then waits for the coordinator's
+    // word, which says when all their scenarios start.
+    if (this.#index === 0) this.#send({ kind: 'setup-data', data: await run() });
+    return this.#setupData.promise;
   }
 
   async scenariosEnded(): Promise<'summary' | 'part'> {
@@ -204,14 +221,14 @@ export class WorkerLink implements TestCoordination {
 
   #receive(message: ToWorker): void {
     switch (message.kind) {
-      case 'start': {
-        const wait = message.atMs - Date.now();
-        if (wait <= 0) this.#start.resolve();
-        else setTimeout(() => this.#start.resolve(), wait);
+      case 'start':
+        at(message.atMs, () => this.#start.resolve());
         return;
-      }
       case 'setup-data':
-        this.#setupData.resolve(message.data);
+        at(message.atMs, () => {
+          if (this.#runtime) this.#runtime.scenariosAtMs = message.atMs;
+          this.#setupData.resolve(message.data);
+        });
         return;
       case 'stop':
         this.stop(message.cause, true);

@@ -57,8 +57,11 @@ export type ToWorker =
   | WorkerInit
   /** Every worker is ready: start the test clock at `atMs` (epoch ms), all at once. */
   | { kind: 'start'; atMs: number }
-  /** What worker 0's setup() returned, for the others' iterations. */
-  | { kind: 'setup-data'; data: unknown }
+  /**
+   * What worker 0's setup() returned, to every worker (worker 0 too): the scenarios start at
+   * `atMs` (epoch ms) in all of them, not as the message happens to arrive in each.
+   */
+  | { kind: 'setup-data'; data: unknown; atMs: number }
   /** End the run (SIGINT, a threshold with abortOnFail, another worker's abort or death). */
   | { kind: 'stop'; cause: StopCause }
   /** Every worker's scenarios have ended: write the summary (`summary`) or just close. */
