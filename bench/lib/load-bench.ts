@@ -6,7 +6,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { engineNodeFlags } from '../../engine/node-flags.ts';
-import { processCpuUs } from '../../lib/proc-stat.ts';
+import { childPids, processCpuUs } from '../../lib/proc-stat.ts';
 
 /** The repository root. */
 export const BENCH_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -35,6 +35,46 @@ export async function measured(
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
   clearInterval(timer);
   return { cpuUs: last, stdout, code };
+}
+
+/**
+ * Runs `command` pinned to `cores`, as {@link measured}, sampling the CPU of it and of each of
+ * its children (engine workers): `cpuUs` is the command's own first, then each child's by
+ * pid, each the last reading before it ended.
+ */
+export async function measuredTree(
+  cores: number | string,
+  command: string,
+  args: string[],
+): Promise<{ cpuUs: number[]; stdout: string; code: number | null }> {
+  const child = spawn('taskset', ['-c', String(cores), command, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr!.on('data', () => undefined);
+  const last = new Map<number, number>();
+  // Children are looked for once a second (a scan of /proc costs the machine being measured);
+  // the CPU of those found is read every 200 ms.
+  let pids = [child.pid!];
+  const find = setInterval(() => {
+    pids = [child.pid!, ...childPids(child.pid!)];
+  }, 1000);
+  const sample = () => {
+    for (const pid of pids) {
+      const us = processCpuUs(pid);
+      if (us !== undefined) last.set(pid, Math.max(last.get(pid) ?? 0, us));
+    }
+  };
+  const timer = setInterval(sample, 200);
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  clearInterval(timer);
+  clearInterval(find);
+  const own = last.get(child.pid!) ?? 0;
+  last.delete(child.pid!);
+  return { cpuUs: [own, ...[...last].sort((a, b) => a[0] - b[0]).map(([, us]) => us)], stdout, code };
 }
 
 /**
