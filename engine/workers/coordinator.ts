@@ -104,9 +104,16 @@ class Coordinator {
     }
     const onAbort = () => this.#stopAll({ kind: 'signal', message: 'stopped by signal' });
     config.signal?.addEventListener('abort', onAbort, { once: true });
+    // A coordinator that exits before its workers (a second Ctrl-C, an error of its own)
+    // leaves none behind: a worker stuck in a script's endless loop would not see it go.
+    const onExit = () => {
+      for (const worker of this.#workers) worker.kill();
+    };
+    process.on('exit', onExit);
     try {
       await this.#runWorkers();
     } finally {
+      process.off('exit', onExit);
       config.signal?.removeEventListener('abort', onAbort);
       for (const timer of this.#timers) clearInterval(timer);
       await restApi?.close();

@@ -61,6 +61,11 @@ export class WorkerProcess {
     return this.exit !== undefined;
   }
 
+  /** Ends the process at once (the coordinator is exiting without having ended it). */
+  kill(): void {
+    if (!this.exited) this.#child.kill('SIGKILL');
+  }
+
   send(message: ToWorker): void {
     if (this.exited || !this.#child.connected) return;
     this.#child.send(message, (error) => {
