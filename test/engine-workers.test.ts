@@ -35,7 +35,7 @@ import http from 'k6/http';
 import exec from 'k6/execution';
 import { check } from 'k6';
 export const options = {
-  scenarios: { load: { executor: 'constant-arrival-rate', ${scenario}, preAllocatedVUs: 10 } },
+  scenarios: { load: { executor: 'constant-arrival-rate', ${scenario}, preAllocatedVUs: 40 } },
   thresholds: ${thresholds},
 };
 export function setup() { return { token: http.get('${url}/setup').body }; }

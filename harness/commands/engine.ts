@@ -400,7 +400,7 @@ Examples:
   // One process of `engine run --workers N`, started by its coordinator with an IPC channel.
   engine
     .command('worker', { hidden: true })
-    .description('an engine worker of `plateau engine run --workers` (started by it, never by hand)')
+    .description('one process of `plateau engine run --workers`, which starts it')
     .action(async () => {
       const init = await receiveInit(process);
       const problems: ConfigProblem[] = [];
