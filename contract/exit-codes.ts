@@ -27,7 +27,10 @@ export const EXIT_CODES = {
   serviceDied: 120,
   /** The database plateau started for a study (its embedded PostgreSQL) died during it. */
   databaseDied: 121,
-  /** The load generator (the engine or k6) died during a study. */
+  /**
+   * The load generator (the engine or k6) died during a study; or, in `plateau engine run
+   * --workers`, one of the engine's worker processes died (the others' data are kept).
+   */
   generatorDied: 122,
   /** The disk holding the run directory filled during a study. */
   diskFull: 123,
