@@ -13,7 +13,7 @@ const fixture = fileURLToPath(new URL('../../test/fixtures/db-lifecycle.ts', imp
 /** Runs the fixture in `mode`, optionally signals it once the database is up. */
 async function runFixture(mode: string, signal?: NodeJS.Signals) {
   const child = spawn(process.execPath, ['--import', 'tsx', fixture, mode], {
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stdout = '';
   let stderr = '';
@@ -31,7 +31,10 @@ async function runFixture(mode: string, signal?: NodeJS.Signals) {
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const { dataDir } = await started;
   assert.ok(processesMatching(dataDir).length > 0, 'postgres was running');
+  // The fixture ends only once told to: ending on its own could stop the server before the
+  // look above, and that look would fail under a busy machine.
   if (signal) child.kill(signal);
+  else child.stdin.end('go\n');
   const code = await exited;
   return { dataDir, code, stderr };
 }
