@@ -10,7 +10,9 @@
 // (the process and any children, from /proc) is sampled once a second. Printed, per
 // generator: the rate it achieved, RSS one minute into the test (or at the settle point of
 // a shorter run), at the end of the test, the peak, the growth per minute after that point
-// (least squares over the samples), and that line carried on to one hour.
+// (least squares over the samples) and that line carried on to one hour, and how many times
+// the RSS fell by more than 20 MB and a tenth in a second (a full collection returning the
+// old generation's garbage: the sawtooth whose trend the line is).
 //
 //   npm run bench:engine-memory -- [rate=5000] [seconds=600] [generators=engine,k6] [samples.csv]
 //
@@ -96,7 +98,24 @@ function slopeMbPerSecond(samples: readonly RssSample[]): number {
   return variance === 0 ? 0 : covariance / variance;
 }
 
-/** The table's figures from one run's samples. */
+/**
+ * Where the RSS fell by more than 20 MB and a tenth from one reading to the next: a full
+ * collection handing the old generation's garbage back (V8's sawtooth), not a test ending.
+ */
+function falls(samples: readonly RssSample[]): number[] {
+  const at: number[] = [];
+  for (let i = 1; i < samples.length; i++) {
+    const drop = samples[i - 1]!.rssMb - samples[i]!.rssMb;
+    if (drop > 20 && drop > samples[i - 1]!.rssMb / 10) at.push(i);
+  }
+  return at;
+}
+
+/**
+ * The table's figures from one run's samples. The hour's projection is the straight line
+ * through the settled readings; where the RSS falls (a full collection's sawtooth) the line
+ * is its trend, and the peak is what the run reached.
+ */
 function rssFigures(samples: readonly RssSample[]) {
   const during = samples.filter((s) => s.atSeconds >= 0 && s.atSeconds <= seconds);
   const settled = during.filter((s) => s.atSeconds >= settleSeconds);
@@ -107,6 +126,8 @@ function rssFigures(samples: readonly RssSample[]) {
     endMb: during.at(-1)?.rssMb,
     peakMb: Math.max(...samples.map((s) => s.rssMb)),
     growthMbPerMin: slope * 60,
+    // The test's own end (its VUs and buffers let go) is not a collection's fall.
+    falls: falls(settled.filter((s) => s.atSeconds <= seconds - 3)).length,
     hourMb: atSettle === undefined ? undefined : atSettle + slope * (3600 - settleSeconds),
   };
 }
@@ -203,7 +224,7 @@ const readings = ['generator,seconds,rss_mb'];
 try {
   for (const generator of generators) {
     if (generator === 'k6' && typeof k6 === 'string') {
-      rows.push(`| k6 | ${rate} | (not run: ${k6}) | | | | | | |`);
+      rows.push(`| k6 | ${rate} | (not run: ${k6}) | | | | | | | |`);
       continue;
     }
     const name =
@@ -217,15 +238,15 @@ try {
     rows.push(
       `| ${name} | ${rate} | ${Math.round(result.requests / seconds)} (${result.dropped} dropped) | ${seconds} s | ` +
         `${mb(figures.atSettleMb)} | ${mb(figures.endMb)} | ${mb(figures.peakMb)} | ` +
-        `${figures.growthMbPerMin.toFixed(1)} MB | ${mb(figures.hourMb)} |`,
+        `${figures.growthMbPerMin.toFixed(1)} MB | ${figures.falls} | ${mb(figures.hourMb)} |`,
     );
     process.stderr.write(`${rows.at(-1)}\n`);
   }
   const at = settleSeconds === 60 ? '1 min' : `${settleSeconds} s`;
   process.stdout.write(
     `\n${new Date().toISOString().slice(0, 10)}, Node ${process.version}, generator on core 0, target on core 1\n\n` +
-      `| generator | rate/s | achieved/s | duration | RSS at ${at} | at the end | peak | growth per min after ${at} | projected at 1 h |\n` +
-      '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n' +
+      `| generator | rate/s | achieved/s | duration | RSS at ${at} | at the end | peak | growth per min after ${at} | falls | projected at 1 h |\n` +
+      '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n' +
       `${rows.join('\n')}\n`,
   );
   if (samplesFile) await writeFile(samplesFile, `${readings.join('\n')}\n`);

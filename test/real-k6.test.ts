@@ -16,12 +16,13 @@ import { startTestServer } from './helpers/test-server.ts';
 
 const { k6, skip, dir, failure } = await useRealK6('real-k6');
 
-let scripts: Map<string, string> | undefined;
+/** The bundled scripts, built once however many tests ask at the same moment. */
+let scripts: Promise<Map<string, string>> | undefined;
 async function bundle(name: string): Promise<string> {
-  scripts ??= new Map(
-    (await buildK6Scripts({ outDir: join(dir, 'bundles') })).map((b) => [b.name, b.outFile]),
+  scripts ??= buildK6Scripts({ outDir: join(dir, 'bundles') }).then(
+    (built) => new Map(built.map((b) => [b.name, b.outFile])),
   );
-  return scripts.get(name)!;
+  return (await scripts).get(name)!;
 }
 
 /** Runs the script on the embedded engine, then on k6 (never both at once). */
@@ -100,8 +101,13 @@ test('every bundled script runs on real k6 and on the engine with short settings
       vars: { STEPS: '5', HOLD: 2, RAMP: 1, RECOVERY: 2, RECOVERY_RATE: 2 },
     },
   ];
-  for (const c of cases) {
-    const runs = await both(await bundle(c.name), env({ BASE_URL: c.url, ...c.vars }), c.name);
+  // The cases are independent and light (at most 10 requests/s), and what is compared is
+  // counts and shapes, not time: they run at once, each case's two engines one after the other.
+  const outcomes = await Promise.all(
+    cases.map(async (c) => both(await bundle(c.name), env({ BASE_URL: c.url, ...c.vars }), c.name)),
+  );
+  for (const [i, c] of cases.entries()) {
+    const runs = outcomes[i]!;
     for (const o of [runs.embedded, runs.k6]) assert.equal(o.code, c.code, `${c.name}: ${failure(o)}`);
     if (c.code !== 0) continue;
     assert.deepEqual(runs.embedded.header, runs.k6.header, `${c.name}: CSV header`);
