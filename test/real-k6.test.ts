@@ -101,13 +101,10 @@ test('every bundled script runs on real k6 and on the engine with short settings
       vars: { STEPS: '5', HOLD: 2, RAMP: 1, RECOVERY: 2, RECOVERY_RATE: 2 },
     },
   ];
-  // The cases are independent and light (at most 10 requests/s), and what is compared is
-  // counts and shapes, not time: they run at once, each case's two engines one after the other.
-  const outcomes = await Promise.all(
-    cases.map(async (c) => both(await bundle(c.name), env({ BASE_URL: c.url, ...c.vars }), c.name)),
-  );
-  for (const [i, c] of cases.entries()) {
-    const runs = outcomes[i]!;
+  // One case at a time: the capacity script's p(95) threshold is judged by the clock, and ten
+  // processes starting at once under the full suite's load crossed it.
+  for (const c of cases) {
+    const runs = await both(await bundle(c.name), env({ BASE_URL: c.url, ...c.vars }), c.name);
     for (const o of [runs.embedded, runs.k6]) assert.equal(o.code, c.code, `${c.name}: ${failure(o)}`);
     if (c.code !== 0) continue;
     assert.deepEqual(runs.embedded.header, runs.k6.header, `${c.name}: CSV header`);
