@@ -64,10 +64,14 @@ export async function assertFound(dir: string, budgetSeconds: number) {
       `${tag}b runs later than ${tag}, not right after it: ${steps}`,
     );
   }
-  assert.equal(
-    analysis.verdict.repeats?.pairs.some((p) => p.step === analysis.verdict.plateau!.step),
-    true,
-  );
+  // The probe predicts the plateau's step; on a machine whose CPU is saturated (a CI run of
+  // the whole suite) the service can serve less or more in the study than in the probe, and
+  // its plateau land a step away from the prediction. Then the record must not call it held.
+  const plateauStep = analysis.verdict.plateau!.step;
+  if (!analysis.verdict.repeats?.pairs.some((p) => p.step === plateauStep)) {
+    assert.equal(analysis.verdict.repeats?.plateau.stable, null, record);
+    assert.match(analysis.verdict.repeats!.plateau.words, /^the plateau's step r\d+ was not repeated$/);
+  }
   // The record says how the steps were chosen, and gives the repeats' spread.
   assert.match(
     record,
