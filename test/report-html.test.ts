@@ -32,8 +32,14 @@ async function open(path: string, dark = false): Promise<{ page: Page; problems:
     headless: true,
     // Root in a container has no user namespace for Chromium's sandbox.
     args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+    // Wait for Chromium's endpoint line (or its exit), not for a clock: on a CI machine whose
+    // two cores the whole suite keeps busy, its start once took longer than puppeteer's 30 s.
+    // The test runner's per-test timeout still bounds it.
+    timeout: 0,
   });
   const page = await browser.newPage();
+  // The same for every wait on the page: an event, bounded by the test's own timeout.
+  page.setDefaultTimeout(0);
   await page.setViewport({ width: 1280, height: 900 });
   if (dark) await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
   const problems: string[] = [];
