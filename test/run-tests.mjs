@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Finds every *.test.ts (unit tests beside their source, suites under test/) and runs each
 // file in its own `node --test` process, several at once. Arguments filter by path substring;
-// `--jobs N` sets how many files run at once (default 5, or PLATEAU_TEST_JOBS).
+// `--jobs N` sets how many files run at once (default 4, or PLATEAU_TEST_JOBS).
 //
 // A full run (no filter) also runs the static checks, the type check and biome, as jobs
 // beside the end-to-end suites (which mostly wait), not before them: they cost ~40 s of CPU
@@ -40,7 +40,7 @@ const ROOT = dirname(HERE);
 const DURATIONS_FILE = join(HERE, 'durations.json');
 const REPORTER = join(HERE, 'helpers', 'count-reporter.mjs');
 /** At most this many `test-run: load` files at once. */
-const LOAD_SLOTS = 4;
+const LOAD_SLOTS = 3;
 /** The static checks of a full run: a name (its key in durations.json) and its command. */
 const CHECKS = [
   { file: 'check: tsc -p . && tsc -p scripts', command: 'npm run --silent typecheck' },
@@ -74,7 +74,7 @@ function kindOf(file) {
 function parseArgs(argv) {
   const options = {
     filters: [],
-    jobs: Number(process.env.PLATEAU_TEST_JOBS ?? 5),
+    jobs: Number(process.env.PLATEAU_TEST_JOBS ?? 4),
     saveDurations: false,
     checks: true,
   };
