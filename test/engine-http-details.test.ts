@@ -119,8 +119,11 @@ export default async function () {
     const perVu = new Map<string, number>();
     for (const r of reqs) perVu.set(r.extra_tags ?? '', (perVu.get(r.extra_tags ?? '') ?? 0) + 1);
     assert.equal(perVu.size, 5, 'all five VUs took iterations in turn');
+    // 8 each when every request ends within the 25 ms between starts; on a saturated machine a
+    // slow one leaves its VU busy and the next idle VU takes that start (9,8,8,8,7 in one CI
+    // run), which is the same rule. The most recently idle VU would have taken nearly all.
     assert.ok(
-      [...perVu.values()].every((n) => n === 8),
+      [...perVu.values()].every((n) => n >= 6 && n <= 10),
       JSON.stringify([...perVu]),
     );
     assert.equal(sockets.size, 5, 'one keep-alive connection per VU, as k6 opens them');
