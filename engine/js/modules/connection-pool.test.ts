@@ -6,10 +6,10 @@ import { createServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
-import { buildConnector, type Dispatcher } from 'undici';
+import { buildConnector, Client, type Dispatcher } from 'undici';
 import { startTestServer } from '../../../test/helpers/test-server.ts';
 import { waitUntil } from '../../../test/helpers/wait-until.ts';
-import { ConnectionPools, type TracedHandler } from './connection-pool.ts';
+import { ConnectionPools, emptyIdleQueue, type TracedHandler } from './connection-pool.ts';
 
 /** Sends one GET through `pools`; resolves with its status and when it finished. */
 function get(pools: ConnectionPools, origin: string, path = '/'): Promise<{ status: number; atMs: number }> {
@@ -222,5 +222,37 @@ test("a refused dial is still reported as connected (with its error), like Go's 
     assert.deepEqual(heard, ['connect-start', 'connect-done']);
   } finally {
     await pools.close();
+  }
+});
+
+test("an idle connection's undici queue is emptied before its next request: its array never grows", async () => {
+  const server = await startTestServer({});
+  const client = new Client(server.url, { pipelining: 1 });
+  const queueKey = Object.getOwnPropertySymbols(client).find((key) => key.description === 'queue');
+  assert.ok(
+    queueKey,
+    "undici's Client has no 'queue' symbol any more: emptyIdleQueue does nothing (see its comment)",
+  );
+  const slots = () => ((client as unknown as Record<symbol, unknown[]>)[queueKey] ?? []).length;
+  const send = async () => {
+    const response = await client.request({ path: '/', method: 'GET' });
+    await response.body.text();
+    return slots();
+  };
+  try {
+    // Left alone, undici keeps every ended request's slot until 257 have ended: the growth
+    // (and the promoted garbage) emptyIdleQueue prevents. Should this fail, undici no longer
+    // does that, and emptyIdleQueue can go.
+    let longestAlone = 0;
+    for (let i = 0; i < 300; i++) longestAlone = Math.max(longestAlone, await send());
+    assert.ok(longestAlone > 200, `undici alone kept at most ${longestAlone} slots`);
+    let longest = 0;
+    for (let i = 0; i < 300; i++) {
+      emptyIdleQueue(client);
+      longest = Math.max(longest, await send());
+    }
+    assert.equal(longest, 1, 'one slot: the request in flight');
+  } finally {
+    await client.close();
   }
 });
