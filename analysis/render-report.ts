@@ -1,7 +1,7 @@
 // report.html: one self-contained page per run (or per comparison of two). Pure: the
 // compiled template, the chart library's text and the results in, a string out; the caller
 // reads the files (analyze-run.ts loadReportAssets).
-import Handlebars from 'handlebars';
+import type Handlebars from 'handlebars';
 import type { AnalysisResult, RunManifest } from '../contract/index.ts';
 import type { RunComparison } from './compare.ts';
 import { recordFields } from './render.ts';
@@ -17,8 +17,12 @@ export interface ReportAssets {
   uplotVersion: string;
 }
 
-/** Compiles templates/report.html.hbs; handlebars escapes every `{{value}}` as HTML. */
-export function compileReportTemplate(source: string): Handlebars.TemplateDelegate {
+/**
+ * Compiles templates/report.html.hbs; handlebars escapes every `{{value}}` as HTML. Imported
+ * here, not with the CLI, as in compileTemplates.
+ */
+export async function compileReportTemplate(source: string): Promise<Handlebars.TemplateDelegate> {
+  const { default: Handlebars } = await import('handlebars');
   return Handlebars.compile(source);
 }
 

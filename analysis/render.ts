@@ -2,7 +2,7 @@
 // in, strings out; the caller reads the template files (analyze-run.ts loadTemplates).
 
 import { basename } from 'node:path';
-import Handlebars from 'handlebars';
+import type Handlebars from 'handlebars';
 import type { AnalysisResult, ResourceStepFigures, RunManifest, SaturationRow } from '../contract/index.ts';
 import { databaseDownMsOf, isDatabaseOutageRow } from './database-outage.ts';
 import { kneeWords } from './fit/fit-words.ts';
@@ -14,8 +14,12 @@ export interface Templates {
   table: Handlebars.TemplateDelegate;
 }
 
-/** Compiles the templates' sources (templates/record.txt.hbs, templates/table.md.hbs). */
-export function compileTemplates(sources: { record: string; table: string }): Templates {
+/**
+ * Compiles the templates' sources (templates/record.txt.hbs, templates/table.md.hbs).
+ * Handlebars is imported here, not with the CLI: most processes plateau starts never render.
+ */
+export async function compileTemplates(sources: { record: string; table: string }): Promise<Templates> {
+  const { default: Handlebars } = await import('handlebars');
   // noEscape: these are text and Markdown files, not HTML.
   const compile = (source: string) => Handlebars.compile(source, { noEscape: true, strict: true });
   return { record: compile(sources.record), table: compile(sources.table) };

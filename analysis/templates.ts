@@ -13,7 +13,7 @@ async function loadPair(record: string, table: string): Promise<Templates> {
   const dir = new URL('../templates/', import.meta.url);
   let pair = loaded.get(record);
   if (!pair) {
-    pair = compileTemplates({
+    pair = await compileTemplates({
       record: await readFile(new URL(record, dir), 'utf8'),
       table: await readFile(new URL(table, dir), 'utf8'),
     });
@@ -44,7 +44,7 @@ export async function loadReportAssets(): Promise<ReportAssets> {
   const uplot = (path: string) => readFile(require.resolve(`uplot/${path}`), 'utf8');
   const pkg = JSON.parse(await uplot('package.json')) as { version: string };
   reportAssets = {
-    template: compileReportTemplate(
+    template: await compileReportTemplate(
       await readFile(new URL('../templates/report.html.hbs', import.meta.url), 'utf8'),
     ),
     uplotJs: await uplot('dist/uPlot.iife.min.js'),

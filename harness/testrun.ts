@@ -3,7 +3,6 @@
 // `plateau analyze <one.csv.gz> <two.csv.gz> …` (which merges instances of one test).
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
 import { type ConfigProblem, ERROR_CODES, PlateauError } from '../contract/index.ts';
 import { buildK6Scripts, PROJECT_ROOT, SCRIPT_NAMES, type ScriptName } from './build-scripts.ts';
 
@@ -131,6 +130,8 @@ export async function testRunManifest(options: TestRunOptions): Promise<string> 
     '#   plateau analyze runner-1.csv.gz runner-2.csv.gz …',
   ].join('\n');
   // lineWidth 0: never fold a line (the script must stay byte for byte).
+  // Imported here, not with the CLI: only this command writes YAML.
+  const { stringify } = await import('yaml');
   const yaml = (value: unknown) => stringify(value, { lineWidth: 0 });
   return `${header}\n---\n${yaml(configMap)}---\n${yaml(testRun)}`;
 }

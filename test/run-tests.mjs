@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Finds every *.test.ts (unit tests beside their source, suites under test/) and runs each
 // file in its own `node --test` process, several at once. Arguments filter by path substring;
-// `--jobs N` sets how many files run at once (default 4, or PLATEAU_TEST_JOBS).
+// `--jobs N` sets how many files run at once (default 6, or PLATEAU_TEST_JOBS).
 //
 // A full run (no filter) also runs the static checks, the type check and biome, as jobs
 // beside the end-to-end suites (which mostly wait), not before them: they cost ~40 s of CPU
@@ -17,7 +17,11 @@
 // LOAD_SLOTS of them at once (a file says `test-run: load` in its opening comment). A file
 // whose assertions depend on having the cores to itself (a rate the generator must hold, a
 // CPU that must be the limit, timings compared between two engines) says `test-run: solo`
-// and runs with nothing beside it. Unmarked files are unit tests and fill the other places.
+// and runs with no other end-to-end file beside it. Unmarked files are unit tests and fill
+// the other places, as do the static checks, at a lower CPU priority: their bursts of CPU (a
+// process loading its bundle, tsc) then take only what the studies leave, and never delay a
+// study's load generator, whose falling behind its verdict rightly reports. Beside a solo
+// file they run at the lowest priority, in the half of the machine it leaves idle.
 //
 // Files start longest first (test/durations.json, the seconds each took in the last full
 // run; `--save-durations` rewrites it), so the longest suites never start last. Each file's
@@ -28,7 +32,7 @@
 // leaves temporary files behind.
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { setPriority, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -40,7 +44,14 @@ const ROOT = dirname(HERE);
 const DURATIONS_FILE = join(HERE, 'durations.json');
 const REPORTER = join(HERE, 'helpers', 'count-reporter.mjs');
 /** At most this many `test-run: load` files at once. */
-const LOAD_SLOTS = 3;
+const LOAD_SLOTS = 4;
+/** The nice value of unit files and static checks (inherited by all they start). */
+const UNIT_NICE = 10;
+/**
+ * Their nice value beside a solo file: the lowest priority, ~1.5 % of a core when they
+ * compete with it, so that the solo file has the cores whenever it wants them.
+ */
+const BESIDE_SOLO_NICE = 19;
 /** The static checks of a full run: a name (its key in durations.json) and its command. */
 const CHECKS = [
   { file: 'check: tsc -p . && tsc -p scripts', command: 'npm run --silent typecheck' },
@@ -74,7 +85,7 @@ function kindOf(file) {
 function parseArgs(argv) {
   const options = {
     filters: [],
-    jobs: Number(process.env.PLATEAU_TEST_JOBS ?? 4),
+    jobs: Number(process.env.PLATEAU_TEST_JOBS ?? 6),
     saveDurations: false,
     checks: true,
   };
@@ -155,7 +166,7 @@ process.on('SIGTERM', () => interrupt('SIGTERM'));
  * Runs one file's bundle, or a check's command (`command`); resolves with its exit code,
  * output, counts (none for a check) and seconds.
  */
-function runFile(file, bundle, tmp, command) {
+function runFile(file, bundle, tmp, command, nice = 0) {
   const countsFile = join(tmp, `${file.replace(/[^\w.-]+/g, '_')}.counts.json`);
   const started = performance.now();
   const [program, args] = command
@@ -186,6 +197,15 @@ function runFile(file, bundle, tmp, command) {
     },
   );
   running.add(child);
+  if (nice !== 0 && child.pid !== undefined) {
+    try {
+      // Before the process has started anything of its own (its first child comes after
+      // Node has started), so everything it starts inherits the priority.
+      setPriority(child.pid, nice);
+    } catch {
+      // Not allowed here: it runs at the normal priority.
+    }
+  }
   const output = [];
   child.stdout.on('data', (chunk) => output.push(chunk));
   child.stderr.on('data', (chunk) => output.push(chunk));
@@ -210,36 +230,51 @@ function runFile(file, bundle, tmp, command) {
   });
 }
 
-/** Runs the files: solo ones alone, first; then the rest with at most `jobs` at once. */
+/**
+ * Runs the files: solo ones one at a time, first, with unit files and checks beside them at
+ * the lowest priority (BESIDE_SOLO_NICE); then the `load` files, at most LOAD_SLOTS at once,
+ * with unit files and checks filling the other places up to `jobs`, at UNIT_NICE.
+ */
 async function runAll(files, jobs, bundles, tmp, onDone) {
   const solo = files.filter((f) => f.kind === 'solo');
-  const shared = files.filter((f) => f.kind !== 'solo');
+  const load = files.filter((f) => f.kind === 'load');
+  const units = files.filter((f) => f.kind === 'unit');
   const results = [];
-  for (const f of solo) {
-    if (interrupted) break;
-    const result = await runFile(f.file, bundles.get(f.file), tmp, f.command);
-    onDone(result, f.command ? 'check' : f.kind);
-    results.push(result);
-  }
-  const waiting = [...shared];
-  let active = 0;
+  let soloRunning = false;
   let loadRunning = 0;
+  let unitsRunning = 0;
   await new Promise((resolveAll) => {
+    const start = (f, nice, onEnd) => {
+      runFile(f.file, bundles.get(f.file), tmp, f.command, nice).then((result) => {
+        onEnd();
+        onDone(result, f.command ? 'check' : f.kind);
+        results.push(result);
+        startNext();
+      });
+    };
     const startNext = () => {
-      if ((waiting.length === 0 || interrupted) && active === 0) return resolveAll();
-      while (active < jobs && !interrupted) {
-        const index = waiting.findIndex((f) => f.kind !== 'load' || loadRunning < LOAD_SLOTS);
-        if (index === -1) return;
-        const [f] = waiting.splice(index, 1);
-        active++;
-        if (f.kind === 'load') loadRunning++;
-        runFile(f.file, bundles.get(f.file), tmp, f.command).then((result) => {
-          active--;
-          if (f.kind === 'load') loadRunning--;
-          onDone(result, f.command ? 'check' : f.kind);
-          results.push(result);
-          startNext();
+      const soloPhase = solo.length > 0 || soloRunning;
+      if (interrupted || (!soloPhase && load.length === 0 && units.length === 0)) {
+        if (!soloRunning && loadRunning === 0 && unitsRunning === 0) resolveAll();
+        return;
+      }
+      if (soloPhase && !soloRunning && solo.length > 0) {
+        soloRunning = true;
+        start(solo.shift(), 0, () => {
+          soloRunning = false;
         });
+      }
+      if (!soloPhase) {
+        while (load.length > 0 && loadRunning < LOAD_SLOTS && loadRunning + unitsRunning < jobs) {
+          loadRunning++;
+          start(load.shift(), 0, () => loadRunning--);
+        }
+      }
+      // Beside a solo file, two at most: it leaves about one core idle.
+      const unitPlaces = soloPhase ? Math.min(2, jobs - 1) : jobs - loadRunning;
+      while (units.length > 0 && unitsRunning < unitPlaces) {
+        unitsRunning++;
+        start(units.shift(), soloPhase ? BESIDE_SOLO_NICE : UNIT_NICE, () => unitsRunning--);
       }
     };
     startNext();

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { rewriteBlockingCalls } from './blocking-calls.ts';
+import { loadBlockingCallRewrite } from './blocking-calls.ts';
+
+const rewriteBlockingCalls = await loadBlockingCallRewrite();
 
 // The shape of esbuild's CommonJS bundle, as the loader makes it.
 const PRELUDE = `var m = globalThis.__plateau.modules["k6/http"];

@@ -5,14 +5,31 @@
 // meaning (a blocking call in a callback that something else calls, a blocking function
 // used as a value), loading fails naming the line and the way out: it never changes what
 // a script means silently. docs/engine.md "Blocking calls" says why this design.
-import { parse } from '@babel/parser';
-import _traverse, { type Binding, type NodePath } from '@babel/traverse';
+import type { parse as babelParse } from '@babel/parser';
+import type _traverse from '@babel/traverse';
+import type { Binding, NodePath } from '@babel/traverse';
 import type * as t from '@babel/types';
 
-// @babel/traverse is CommonJS: under ESM its function arrives as the default's `default`.
 type Traverse = (typeof _traverse)['default'];
-const traverse: Traverse =
-  (_traverse as unknown as { default?: Traverse }).default ?? (_traverse as unknown as Traverse);
+
+/** Babel's parser and traverser, once {@link loadBlockingCallRewrite} has imported them. */
+let babel: { parse: typeof babelParse; traverse: Traverse } | undefined;
+
+/**
+ * Imports Babel and gives {@link rewriteBlockingCalls}. Babel is imported here, when a script
+ * is first loaded, not with the CLI: it is a tenth of a second of every start, and most
+ * processes plateau starts never load a script (a study's own process, the reference
+ * service, analysis, reports).
+ */
+export async function loadBlockingCallRewrite(): Promise<typeof rewriteBlockingCalls> {
+  if (!babel) {
+    const [parser, traverser] = await Promise.all([import('@babel/parser'), import('@babel/traverse')]);
+    // @babel/traverse is CommonJS: under ESM its function arrives as the default's `default`.
+    const loaded = traverser.default as unknown as Traverse & { default?: Traverse };
+    babel = { parse: parser.parse, traverse: loaded.default ?? loaded };
+  }
+  return rewriteBlockingCalls;
+}
 
 /** The calls that block a VU in k6, by module: they return a promise in the engine. */
 export const BLOCKING_CALLS: Readonly<Record<string, readonly string[]>> = {
@@ -44,10 +61,12 @@ interface Insertion {
  * new code, or the problems that stop the script from loading. `positionOf` maps a
  * position in `code` to the script's own source for the messages.
  */
-export function rewriteBlockingCalls(
+function rewriteBlockingCalls(
   code: string,
   positionOf: PositionOf,
 ): { code: string; rewritten: boolean } | { problems: BlockingCallProblem[] } {
+  if (!babel) throw new Error('rewriteBlockingCalls before loadBlockingCallRewrite()');
+  const { parse, traverse } = babel;
   const ast = parse(code, { sourceType: 'script', errorRecovery: false });
   const k6 = new K6Bindings();
   const calls: NodePath<t.CallExpression | t.OptionalCallExpression>[] = [];

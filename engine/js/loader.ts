@@ -6,7 +6,7 @@ import { Script } from 'node:vm';
 import { originalPositionFor, TraceMap } from '@jridgewell/trace-mapping';
 import * as esbuild from 'esbuild';
 import { ScriptError } from '../errors.ts';
-import { rewriteBlockingCalls } from './blocking-calls.ts';
+import { loadBlockingCallRewrite } from './blocking-calls.ts';
 import type { Logger, LogLevel } from './logger.ts';
 
 /** A module object by k6 import path (`k6`, `k6/http`, …). */
@@ -117,7 +117,7 @@ export async function loadScript(
     const source = near.startsWith('..') ? full : near;
     return `${source}:${original.line}:${(original.column ?? 0) + 1}`;
   };
-  const rewrite = rewriteBlockingCalls(code, positionOf);
+  const rewrite = (await loadBlockingCallRewrite())(code, positionOf);
   if ('problems' in rewrite) {
     throw new ScriptError(
       `${scriptPath} makes k6's blocking calls where the embedded engine cannot wait for them:\n${rewrite.problems

@@ -1,7 +1,6 @@
 // A Prometheus server's HTTP API read once after a study: `query_range` over the study's
 // window at the server's own scrape resolution, for the meters the families read and for
 // each declared resource's PromQL, turned into the same scrapes a metrics endpoint gives.
-import { parse as parseYaml } from 'yaml';
 import { type DeclaredField, declaredMeterName } from '../../analysis/resources/declared-resources.ts';
 import {
   type ConfigProblem,
@@ -413,10 +412,12 @@ class PrometheusApi {
   ): Promise<{ seconds: number | null; unreachable: string | null }> {
     const answer = await this.#get('/api/v1/status/config', {});
     if (!answer.ok) return { seconds: null, unreachable: answer.reached ? null : answer.words };
-    return { seconds: this.#intervalIn(answer.data, job), unreachable: null };
+    // yaml is imported here, not with the CLI: only a Prometheus source reads YAML.
+    const { parse: parseYaml } = await import('yaml');
+    return { seconds: this.#intervalIn(answer.data, job, parseYaml), unreachable: null };
   }
 
-  #intervalIn(data: unknown, job: string | null): number | null {
+  #intervalIn(data: unknown, job: string | null, parseYaml: (text: string) => unknown): number | null {
     try {
       const config = parseYaml(String((data as { yaml?: unknown } | null)?.yaml ?? '')) as {
         global?: { scrape_interval?: unknown };
