@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Finds every *.test.ts (unit tests beside their source, suites under test/) and runs each
 // file in its own `node --test` process, several at once. Arguments filter by path substring;
-// `--jobs N` sets how many files run at once (default 6, or PLATEAU_TEST_JOBS).
+// `--jobs N` sets how many files run at once (default 5, or PLATEAU_TEST_JOBS).
 //
 // A full run (no filter) also runs the static checks, the type check and biome, as jobs
 // beside the end-to-end suites (which mostly wait), not before them: they cost ~40 s of CPU
@@ -17,11 +17,12 @@
 // LOAD_SLOTS of them at once (a file says `test-run: load` in its opening comment). A file
 // whose assertions depend on having the cores to itself (a rate the generator must hold, a
 // CPU that must be the limit, timings compared between two engines) says `test-run: solo`
-// and runs with no other end-to-end file beside it. Unmarked files are unit tests and fill
-// the other places, as do the static checks, at a lower CPU priority: their bursts of CPU (a
-// process loading its bundle, tsc) then take only what the studies leave, and never delay a
-// study's load generator, whose falling behind its verdict rightly reports. Beside a solo
-// file they run at the lowest priority, in the half of the machine it leaves idle.
+// and runs with nothing beside it, not even at the lowest priority: a study counts a core
+// busy with a nice process as busy, and one beside the JVM's CPU-bound study saw the machine
+// saturated and its generator 259 ms behind. Unmarked files are unit tests and fill the other
+// places, as do the static checks, at a lower CPU priority (UNIT_NICE): their bursts of CPU
+// (a process loading its bundle, tsc) then take what the studies leave, not the moment a
+// study's load generator needs, whose falling behind its verdict rightly reports.
 //
 // Files start longest first (test/durations.json, the seconds each took in the last full
 // run; `--save-durations` rewrites it), so the longest suites never start last. Each file's
@@ -44,14 +45,9 @@ const ROOT = dirname(HERE);
 const DURATIONS_FILE = join(HERE, 'durations.json');
 const REPORTER = join(HERE, 'helpers', 'count-reporter.mjs');
 /** At most this many `test-run: load` files at once. */
-const LOAD_SLOTS = 4;
+const LOAD_SLOTS = 3;
 /** The nice value of unit files and static checks (inherited by all they start). */
 const UNIT_NICE = 10;
-/**
- * Their nice value beside a solo file: the lowest priority, ~1.5 % of a core when they
- * compete with it, so that the solo file has the cores whenever it wants them.
- */
-const BESIDE_SOLO_NICE = 19;
 /** The static checks of a full run: a name (its key in durations.json) and its command. */
 const CHECKS = [
   { file: 'check: tsc -p . && tsc -p scripts', command: 'npm run --silent typecheck' },
@@ -85,7 +81,7 @@ function kindOf(file) {
 function parseArgs(argv) {
   const options = {
     filters: [],
-    jobs: Number(process.env.PLATEAU_TEST_JOBS ?? 6),
+    jobs: Number(process.env.PLATEAU_TEST_JOBS ?? 5),
     saveDurations: false,
     checks: true,
   };
@@ -231,9 +227,9 @@ function runFile(file, bundle, tmp, command, nice = 0) {
 }
 
 /**
- * Runs the files: solo ones one at a time, first, with unit files and checks beside them at
- * the lowest priority (BESIDE_SOLO_NICE); then the `load` files, at most LOAD_SLOTS at once,
- * with unit files and checks filling the other places up to `jobs`, at UNIT_NICE.
+ * Runs the files: solo ones one at a time, first, alone; then the `load` files, at most
+ * LOAD_SLOTS at once, with unit files and checks filling the other places up to `jobs`, at
+ * UNIT_NICE.
  */
 async function runAll(files, jobs, bundles, tmp, onDone) {
   const solo = files.filter((f) => f.kind === 'solo');
@@ -258,23 +254,22 @@ async function runAll(files, jobs, bundles, tmp, onDone) {
         if (!soloRunning && loadRunning === 0 && unitsRunning === 0) resolveAll();
         return;
       }
-      if (soloPhase && !soloRunning && solo.length > 0) {
-        soloRunning = true;
-        start(solo.shift(), 0, () => {
-          soloRunning = false;
-        });
-      }
-      if (!soloPhase) {
-        while (load.length > 0 && loadRunning < LOAD_SLOTS && loadRunning + unitsRunning < jobs) {
-          loadRunning++;
-          start(load.shift(), 0, () => loadRunning--);
+      if (soloPhase) {
+        if (!soloRunning) {
+          soloRunning = true;
+          start(solo.shift(), 0, () => {
+            soloRunning = false;
+          });
         }
+        return;
       }
-      // Beside a solo file, two at most: it leaves about one core idle.
-      const unitPlaces = soloPhase ? Math.min(2, jobs - 1) : jobs - loadRunning;
-      while (units.length > 0 && unitsRunning < unitPlaces) {
+      while (load.length > 0 && loadRunning < LOAD_SLOTS && loadRunning + unitsRunning < jobs) {
+        loadRunning++;
+        start(load.shift(), 0, () => loadRunning--);
+      }
+      while (units.length > 0 && loadRunning + unitsRunning < jobs) {
         unitsRunning++;
-        start(units.shift(), soloPhase ? BESIDE_SOLO_NICE : UNIT_NICE, () => unitsRunning--);
+        start(units.shift(), UNIT_NICE, () => unitsRunning--);
       }
     };
     startNext();
