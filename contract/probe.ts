@@ -25,7 +25,7 @@ export interface ProbeStep {
   /** `p016`. */
   step: string;
   offeredPerSec: number;
-  /** Seconds of the step that were judged. */
+  /** Seconds served was counted over: the service's settled seconds, else the generator's readings. */
   seconds: number;
   /** Starts the generator made, /s: offered less what it dropped. */
   sentPerSec: number | null;

@@ -14,15 +14,19 @@
 //
 // Most end-to-end suites spend their time waiting: a study at 40 requests/s against a pool of
 // two 50 ms connections uses a fifth of a core. So they share the machine, at most
-// LOAD_SLOTS of them at once (a file says `test-run: load` in its opening comment). A file
-// whose assertions depend on having the cores to itself (a rate the generator must hold, a
-// CPU that must be the limit, timings compared between two engines) says `test-run: solo`
-// and runs with nothing beside it, not even at the lowest priority: a study counts a core
-// busy with a nice process as busy, and one beside the JVM's CPU-bound study saw the machine
-// saturated and its generator 259 ms behind. Unmarked files are unit tests and fill the other
-// places, as do the static checks, at a lower CPU priority (UNIT_NICE): their bursts of CPU
-// (a process loading its bundle, tsc) then take what the studies leave, not the moment a
-// study's load generator needs, whose falling behind its verdict rightly reports.
+// LOAD_SLOTS of them at once (a file says `test-run: load` in its opening comment), with the
+// unit files and the static checks filling the other places. A file whose assertions depend
+// on having the cores to itself (a rate the generator must hold, a CPU that must be the limit,
+// timings compared between two engines) says `test-run: solo` and runs first, with nothing
+// beside it.
+//
+// Nothing runs at a lower or higher CPU priority: each file runs in a session of its own (so
+// that an interrupted run can end its whole process group), and where the kernel has
+// autogroups (sched(7), this machine's) each session is a scheduling group that shares the CPU
+// equally with the others whatever the nice values inside it. Giving the groups themselves
+// priorities (/proc/<pid>/autogroup) was tried, to run the solo files beside the others at a
+// higher one: every layout tried failed a timing assertion somewhere (docs/architecture.md,
+// "Tests").
 //
 // Files start longest first (test/durations.json, the seconds each took in the last full
 // run; `--save-durations` rewrites it), so the longest suites never start last. Each file's
@@ -33,7 +37,7 @@
 // leaves temporary files behind.
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { setPriority, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -46,8 +50,6 @@ const DURATIONS_FILE = join(HERE, 'durations.json');
 const REPORTER = join(HERE, 'helpers', 'count-reporter.mjs');
 /** At most this many `test-run: load` files at once. */
 const LOAD_SLOTS = 3;
-/** The nice value of unit files and static checks (inherited by all they start). */
-const UNIT_NICE = 10;
 /** The static checks of a full run: a name (its key in durations.json) and its command. */
 const CHECKS = [
   { file: 'check: tsc -p . && tsc -p scripts', command: 'npm run --silent typecheck' },
@@ -162,7 +164,7 @@ process.on('SIGTERM', () => interrupt('SIGTERM'));
  * Runs one file's bundle, or a check's command (`command`); resolves with its exit code,
  * output, counts (none for a check) and seconds.
  */
-function runFile(file, bundle, tmp, command, nice = 0) {
+function runFile(file, bundle, tmp, command) {
   const countsFile = join(tmp, `${file.replace(/[^\w.-]+/g, '_')}.counts.json`);
   const started = performance.now();
   const [program, args] = command
@@ -193,15 +195,6 @@ function runFile(file, bundle, tmp, command, nice = 0) {
     },
   );
   running.add(child);
-  if (nice !== 0 && child.pid !== undefined) {
-    try {
-      // Before the process has started anything of its own (its first child comes after
-      // Node has started), so everything it starts inherits the priority.
-      setPriority(child.pid, nice);
-    } catch {
-      // Not allowed here: it runs at the normal priority.
-    }
-  }
   const output = [];
   child.stdout.on('data', (chunk) => output.push(chunk));
   child.stderr.on('data', (chunk) => output.push(chunk));
@@ -228,8 +221,7 @@ function runFile(file, bundle, tmp, command, nice = 0) {
 
 /**
  * Runs the files: solo ones one at a time, first, alone; then the `load` files, at most
- * LOAD_SLOTS at once, with unit files and checks filling the other places up to `jobs`, at
- * UNIT_NICE.
+ * LOAD_SLOTS at once, with unit files and checks filling the other places up to `jobs`.
  */
 async function runAll(files, jobs, bundles, tmp, onDone) {
   const solo = files.filter((f) => f.kind === 'solo');
@@ -240,8 +232,8 @@ async function runAll(files, jobs, bundles, tmp, onDone) {
   let loadRunning = 0;
   let unitsRunning = 0;
   await new Promise((resolveAll) => {
-    const start = (f, nice, onEnd) => {
-      runFile(f.file, bundles.get(f.file), tmp, f.command, nice).then((result) => {
+    const start = (f, onEnd) => {
+      runFile(f.file, bundles.get(f.file), tmp, f.command).then((result) => {
         onEnd();
         onDone(result, f.command ? 'check' : f.kind);
         results.push(result);
@@ -257,7 +249,7 @@ async function runAll(files, jobs, bundles, tmp, onDone) {
       if (soloPhase) {
         if (!soloRunning) {
           soloRunning = true;
-          start(solo.shift(), 0, () => {
+          start(solo.shift(), () => {
             soloRunning = false;
           });
         }
@@ -265,11 +257,11 @@ async function runAll(files, jobs, bundles, tmp, onDone) {
       }
       while (load.length > 0 && loadRunning < LOAD_SLOTS && loadRunning + unitsRunning < jobs) {
         loadRunning++;
-        start(load.shift(), 0, () => loadRunning--);
+        start(load.shift(), () => loadRunning--);
       }
       while (units.length > 0 && loadRunning + unitsRunning < jobs) {
         unitsRunning++;
-        start(units.shift(), UNIT_NICE, () => unitsRunning--);
+        start(units.shift(), () => unitsRunning--);
       }
     };
     startNext();

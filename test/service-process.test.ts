@@ -17,6 +17,7 @@ import {
   startServiceProcess,
   startStudyService,
 } from '../harness/study/service-process.ts';
+import { autogroupNice, setAutogroupNice } from '../lib/autogroup.ts';
 import { processesMatching, waitFor } from './helpers/processes.ts';
 import { writeTinyService } from './helpers/tiny-service.ts';
 
@@ -40,6 +41,31 @@ async function failureOf(promise: Promise<unknown>): Promise<PlateauError> {
   }
   assert.fail('it started');
 }
+
+// test/run-tests.mjs starts each file in a session of its own, whose priority this file may
+// change; from a terminal it would change the terminal's.
+const ownSession = process.env.PLATEAU_TEST_MARK !== undefined;
+
+test('the service, in a session of its own, keeps the CPU priority of the one that started it', {
+  skip:
+    autogroupNice() === undefined
+      ? 'this kernel has no sched_autogroup (/proc/self/autogroup)'
+      : !ownSession
+        ? 'it lowers its session’s CPU priority: run it through npm test or test/run-tests.mjs'
+        : false,
+}, async () => {
+  // A lower priority than a new session's nice 0, which anyone may set.
+  const nice = Math.min(19, autogroupNice()! + 3);
+  assert.ok(setAutogroupNice(process.pid, nice));
+  const service = await startServiceProcess(tiny({ PORT: '0' }, { log: 'ready on \\d+' }), {
+    logFile: join(dir, 'log-priority.log'),
+  });
+  try {
+    assert.equal(autogroupNice(service.pid!), nice);
+  } finally {
+    await service.stop();
+  }
+});
 
 test('ready by its log line: answers with its env setting, logs to the file, stops on SIGTERM', async () => {
   const logFile = join(dir, 'log-ready.log');

@@ -271,3 +271,13 @@ test('at a few requests a second, one request short is not served falling below 
   // 16/s: 12 of 16 is 8 requests short over the step.
   assert.deepEqual(kinds(data(16, 12)), ['served']);
 });
+
+test("the shortfall is counted over the service's seconds, however many readings the generator made", () => {
+  // 8/s, 7 served in each of the service's two settled seconds: two requests short, one
+  // second's luck at this rate. The generator's polls fell four times in the step.
+  const d = data(8, 7, {
+    loadSeconds: [4, 8, 8, 8].map((completedPerSec) => ({ completedPerSec, droppedPerSec: 0 })),
+  });
+  assert.equal(judged(d).seconds, 2);
+  assert.deepEqual(kinds(d), []);
+});

@@ -84,7 +84,10 @@ export function summarizeProbeStep(data: ProbeStepData): Omit<ProbeStep, 'signs'
   return {
     step: data.step,
     offeredPerSec: data.offeredPerSec,
-    seconds: Math.max(server.length, load.length),
+    // The seconds served was counted over, by which probeSigns weighs its shortfall: the
+    // generator's readings do not fall on the service's seconds, and a step of two settled
+    // seconds of the service can hold three of them.
+    seconds: server.length > 0 ? server.length : load.length,
     sentPerSec: load.length > 0 ? round1(Math.max(0, data.offeredPerSec - dropped!)) : null,
     servedPerSec: served === null ? null : round1(served),
     servedSource: server.length > 0 ? 'server' : served === null ? null : 'client',

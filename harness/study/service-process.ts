@@ -13,6 +13,7 @@ import {
   type ServiceProcessRecord,
   type SourcedValue,
 } from '../../contract/index.ts';
+import { autogroupNice, setAutogroupNice } from '../../lib/autogroup.ts';
 import { type Database, openDatabase } from '../db/database.ts';
 import { registerCleanup } from '../lifecycle.ts';
 
@@ -406,6 +407,17 @@ export function describeExit(exit: ServiceExit): string {
 }
 
 /** A started service process. */
+/**
+ * Gives the service's new session (it is started `detached`, so that it stops as a process
+ * group) plateau's own CPU priority: on a kernel with autogroups it would otherwise get a group
+ * of its own at nice 0, and a study run at a lower or higher priority would leave its service
+ * out of it.
+ */
+function keepCpuPriority(pid: number | undefined): void {
+  const nice = autogroupNice();
+  if (pid !== undefined && nice !== undefined && nice !== 0) setAutogroupNice(pid, nice);
+}
+
 export interface RunningService {
   /** The command as a line, for messages. */
   readonly command: string;
@@ -455,6 +467,7 @@ export async function startServiceProcess(
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
+  keepCpuPriority(child.pid);
   const recent: string[] = [];
   const lineListeners = new Set<(text: string) => void>();
   const onLine = (text: string) => {

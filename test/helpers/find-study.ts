@@ -21,6 +21,16 @@ export async function readRun(dir: string) {
   };
 }
 
+/** The probe's steps in a line, for a failure's message. */
+function probeSteps(probe: ProbeReport): string {
+  return probe.steps
+    .map(
+      (s) =>
+        `${s.step} sent ${s.sentPerSec} served ${s.servedPerSec} p95 ${s.p95Ms} ms gen ${s.generatorCpuPct}% [${s.signs.map((x) => x.kind).join(',')}]`,
+    )
+    .join('; ');
+}
+
 /** Asserts what every completed --find study of the pool of two shows. */
 export async function assertFound(dir: string, budgetSeconds: number) {
   const { manifest, probe, analysis, record } = await readRun(dir);
@@ -32,7 +42,7 @@ export async function assertFound(dir: string, budgetSeconds: number) {
   assert.equal(probe.stop.reason, 'knee', probe.stop.words);
   assert.ok(
     probe.plateauPerSec! > 30 && probe.plateauPerSec! < 46,
-    `the probe's plateau ${probe.plateauPerSec}`,
+    `the probe's plateau ${probe.plateauPerSec}: ${probe.stop.words}; ${probeSteps(probe)}`,
   );
   assert.ok(
     existsSync(join(dir, 'probe.csv.gz')) && existsSync(join(dir, 'probe-summary.json')),
