@@ -20,7 +20,7 @@ export interface ProbeSign {
   words: string;
 }
 
-/** One step of the probe as the harness saw it live (its first, ramping second left out). */
+/** One step of the probe as the harness saw it live (the seconds its ramp may reach left out). */
 export interface ProbeStep {
   /** `p016`. */
   step: string;

@@ -42,7 +42,8 @@ function data(
   return {
     step,
     offeredPerSec: offered,
-    // The first second ramps from the step before: it is left out.
+    rampSeconds: 1,
+    // The first seconds may hold the 1 s ramp from the step before: they are left out.
     serverSeconds: [
       second(step, 100, offered / 2, server),
       second(step, 101, served, server),
@@ -72,6 +73,7 @@ test("a probe step's figures: its settled seconds, the service's served and the 
     data(64, 38.5, {
       loadSeconds: [
         { completedPerSec: 30, droppedPerSec: 0 },
+        { completedPerSec: 50, droppedPerSec: 0 },
         { completedPerSec: 60, droppedPerSec: 2 },
         { completedPerSec: 62, droppedPerSec: 0 },
       ],
@@ -82,7 +84,7 @@ test("a probe step's figures: its settled seconds, the service's served and the 
   assert.equal(step.sentPerSec, 63, 'offered 64/s less 1 dropped a second');
   assert.equal(step.p95Ms, 60);
   assert.equal(step.p95Source, 'client');
-  assert.equal(step.seconds, 2);
+  assert.equal(step.seconds, 1);
   assert.equal(step.generatorCpuPct, 30);
   // Without /steps/live: served is the client's completions less its failure share, p95 the client's.
   const client = summarizeProbeStep(
@@ -272,12 +274,22 @@ test('at a few requests a second, one request short is not served falling below 
   assert.deepEqual(kinds(data(16, 12)), ['served']);
 });
 
+test('a step that began late in its first second: its ramp, filling the next, is left out', () => {
+  // 16/s after 8/s, begun ~1 s before the end of its first second: the 1 s ramp from 8/s to
+  // 16/s fills the next second, which serves ~12; the service kept up.
+  const d = data(16, 16, {}, {});
+  d.serverSeconds = [8.1, 12, 16].map((served, i) => ({ ...d.serverSeconds[i]!, served }));
+  assert.equal(judged(d).servedPerSec, 16);
+  assert.deepEqual(kinds(d), []);
+});
+
 test("the shortfall is counted over the service's seconds, however many readings the generator made", () => {
-  // 8/s, 7 served in each of the service's two settled seconds: two requests short, one
-  // second's luck at this rate. The generator's polls fell four times in the step.
+  // 8/s, 7 served in each of the service's two settled seconds (a 4-second step): two
+  // requests short, one second's luck at this rate. The generator's polls fell five times.
   const d = data(8, 7, {
-    loadSeconds: [4, 8, 8, 8].map((completedPerSec) => ({ completedPerSec, droppedPerSec: 0 })),
+    loadSeconds: [4, 6, 8, 8, 8].map((completedPerSec) => ({ completedPerSec, droppedPerSec: 0 })),
   });
+  d.serverSeconds = [4, 6, 7, 7].map((served, i) => ({ ...d.serverSeconds[0]!, t: 100 + i, served }));
   assert.equal(judged(d).seconds, 2);
   assert.deepEqual(kinds(d), []);
 });

@@ -12,6 +12,8 @@ import type {
 export interface ProbeStepData {
   step: string;
   offeredPerSec: number;
+  /** How long the rate ramps from the step before's at the step's start, s. */
+  rampSeconds: number;
   /** The service's closed seconds labelled with this step, oldest first (`GET /steps/live`); [] without it. */
   serverSeconds: TimelinePoint[];
   /**
@@ -54,9 +56,16 @@ const mean = (xs: number[]) => (xs.length > 0 ? xs.reduce((a, b) => a + b, 0) / 
 const rate = (x: number) => `${x >= 100 ? Math.round(x) : Math.round(x * 10) / 10}/s`;
 const round1 = (x: number) => Math.round(x * 10) / 10;
 
-/** The seconds of a step that are judged: its first (the ramp from the step before) left out when there are more. */
-function settled<T>(seconds: T[]): T[] {
-  return seconds.length > 1 ? seconds.slice(1) : seconds;
+/**
+ * The seconds of a step that are judged: those that cannot hold any of the ramp from the step
+ * before, as many as there are. The step begins somewhere in its first second, so a ramp of
+ * `rampSeconds` can reach 1 + ⌈rampSeconds⌉ seconds in: with the step beginning late in its
+ * first second, a 1 s ramp fills most of the second after, whose served is then ~75 % of the
+ * step's rate on a service that keeps up (a false knee, seen on an idle machine).
+ */
+function settled<T>(seconds: T[], rampSeconds: number): T[] {
+  const ramping = 1 + Math.ceil(rampSeconds);
+  return seconds.length > ramping ? seconds.slice(ramping) : seconds.slice(-1);
 }
 
 /**
@@ -66,8 +75,8 @@ function settled<T>(seconds: T[]): T[] {
  * requests, else the service's busiest second. Signs are left to {@link probeSigns}.
  */
 export function summarizeProbeStep(data: ProbeStepData): Omit<ProbeStep, 'signs'> {
-  const server = settled(data.serverSeconds);
-  const load = settled(data.loadSeconds);
+  const server = settled(data.serverSeconds, data.rampSeconds);
+  const load = settled(data.loadSeconds, data.rampSeconds);
   const dropped = mean(load.map((s) => s.droppedPerSec));
   const failureRate = data.client?.failureRate ?? null;
   const served =

@@ -241,6 +241,7 @@ export async function startProbe(options: ProbeOptions): Promise<ProbeRun> {
     const data: ProbeStepData = {
       step: tag,
       offeredPerSec: plan.ratesPerSec[index]!,
+      rampSeconds: plan.rampSeconds,
       serverSeconds: [...serverSeconds.values()].filter((s) => s.step === tag).sort((a, b) => a.t - b.t),
       // A reading covers the second before it.
       loadSeconds: loadSeconds
