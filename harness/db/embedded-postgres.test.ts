@@ -2,11 +2,12 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { processesMatching, waitFor } from '../../test/helpers/processes.ts';
-import { startEmbeddedPostgres } from './embedded-postgres.ts';
+import { freePort, startEmbeddedPostgres } from './embedded-postgres.ts';
 
 const fixture = fileURLToPath(new URL('../../test/fixtures/db-lifecycle.ts', import.meta.url));
 
@@ -100,4 +101,33 @@ test('a postmaster killed with SIGKILL: death says so, and stop() returns and de
   // Before the fix stop() waited for an exit event that had already been emitted, forever.
   await db.stop();
   await assertNothingLeft(dataDir);
+});
+
+test('a port taken between its choice and the server binding it: the next one is tried', async () => {
+  // Held by a real listener, as a client's ephemeral port or another server may hold it.
+  const holder = createServer();
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  const taken = (holder.address() as AddressInfo).port;
+  const offered: number[] = [];
+  const lines: string[] = [];
+  const db = await startEmbeddedPostgres({
+    choosePort: async () => {
+      const port = offered.length === 0 ? taken : await freePort();
+      offered.push(port);
+      return port;
+    },
+    onLog: (line) => lines.push(line),
+  });
+  try {
+    assert.equal(offered.length, 2, `ports tried: ${offered}`);
+    assert.equal(new URL(db.url).port, String(offered[1]));
+    assert.ok(
+      lines.some((l) => l.includes('Address already in use')),
+      lines.join('\n'),
+    );
+    assert.equal(db.info.kind, 'embedded');
+  } finally {
+    await db.stop();
+    holder.close();
+  }
 });

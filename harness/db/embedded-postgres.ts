@@ -18,12 +18,17 @@ import { readDatabaseInfo } from './database-info.ts';
 // requests still in flight, so plateau's lifecycle owns signals and exit instead.
 for (const event of exitHook.hookedEvents()) exitHook.unhookEvent(event);
 
+/** How many ports a cluster tries when the one it chose is taken before its server binds it. */
+const START_ATTEMPTS = 3;
+
 /** Options for {@link startEmbeddedPostgres}. */
 export interface EmbeddedPostgresOptions {
   /** Receives PostgreSQL's own log lines (they are noisy; default: dropped). */
   onLog?: (line: string) => void;
   /** Parent of the data directory; default the OS temp directory. */
   baseDir?: string;
+  /** Chooses the port for each start attempt; default a free loopback port from the OS. */
+  choosePort?: () => Promise<number>;
 }
 
 /**
@@ -35,49 +40,55 @@ export interface EmbeddedPostgresOptions {
  * resolves `death`; `stop()` then only deletes its directory.
  */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {}): Promise<Database> {
-  const port = await freePort();
   const dataDir = join(
     options.baseDir ?? tmpdir(),
     `plateau-pg-${Date.now()}-${randomBytes(4).toString('hex')}`,
   );
   const password = randomBytes(18).toString('base64url');
   const logTail: string[] = [];
+  /** Whether the server starting now said its port was taken. */
+  let portTaken = false;
   const log = (message: unknown) => {
     const text = message instanceof Error ? message.message : String(message);
     for (const line of text.split('\n')) {
       if (line.trim() === '') continue;
       logTail.push(line);
+      if (line.includes('Address already in use')) portTaken = true;
       if (logTail.length > 40) logTail.shift();
       options.onLog?.(line);
     }
   };
   const asRoot = userInfo().uid === 0;
-  const cluster = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    port,
-    user: 'postgres',
-    password,
-    authMethod: 'scram-sha-256',
-    persistent: false,
-    createPostgresUser: asRoot,
-    initdbFlags: ['--encoding=UTF8', '--no-sync'],
-    postgresFlags: [
-      '-c',
-      'listen_addresses=127.0.0.1',
-      // No Unix socket: nothing to collide with in /tmp or /var/run/postgresql.
-      '-c',
-      'unix_socket_directories=',
-      // A throwaway cluster: durability costs time and buys nothing.
-      '-c',
-      'fsync=off',
-      '-c',
-      'synchronous_commit=off',
-      '-c',
-      'full_page_writes=off',
-    ],
-    onLog: log,
-    onError: log,
-  });
+  const clusterOn = (port: number) =>
+    new EmbeddedPostgres({
+      databaseDir: dataDir,
+      port,
+      user: 'postgres',
+      password,
+      authMethod: 'scram-sha-256',
+      persistent: false,
+      createPostgresUser: asRoot,
+      initdbFlags: ['--encoding=UTF8', '--no-sync'],
+      postgresFlags: [
+        '-c',
+        'listen_addresses=127.0.0.1',
+        // No Unix socket: nothing to collide with in /tmp or /var/run/postgresql.
+        '-c',
+        'unix_socket_directories=',
+        // A throwaway cluster: durability costs time and buys nothing.
+        '-c',
+        'fsync=off',
+        '-c',
+        'synchronous_commit=off',
+        '-c',
+        'full_page_writes=off',
+      ],
+      onLog: log,
+      onError: log,
+    });
+  // initdb does not use the port: it is chosen just before the server starts (below).
+  let port = 0;
+  let cluster = clusterOn(port);
 
   let running = false;
   // The postmaster, once started: its exit without stop() is the database's death.
@@ -110,7 +121,19 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
   try {
     await cluster.initialise();
     running = true;
-    await cluster.start();
+    for (let attempt = 1; ; attempt++) {
+      port = await (options.choosePort ?? freePort)();
+      cluster = clusterOn(port);
+      portTaken = false;
+      try {
+        await cluster.start();
+        break;
+      } catch (error) {
+        // The port was free when chosen, but anything on the machine may take it before the
+        // server binds it (a client's ephemeral port, another server started on port 0).
+        if (!portTaken || attempt >= START_ATTEMPTS) throw error;
+      }
+    }
     postmaster = serverProcessOf(cluster);
   } catch (error) {
     await stop().catch(() => undefined);
