@@ -52,10 +52,12 @@ export default async function () { await http.asyncRequest('GET', '${server.url}
   assert.equal(server.requests.length, 10);
   // Five VUs would send all ten in a few ms; at 20/s the tenth goes out 9 × 50 ms after the
   // first. The first five also dial (one connection per VU), so the last five, on open
-  // connections, measure the spacing: 4 × 50 ms.
+  // connections, measure the spacing: 4 × 50 ms. Arrivals are timed at the server, where a
+  // request delayed on the way (the busy machine of a full test run: 12 ms seen) shortens a
+  // span, so each bound leaves tens of ms for that and still tells spaced from unspaced.
   const at = server.requests.map((r) => r.atMs);
   assert.ok(at[9]! - at[0]! >= 380, `10 requests within ${(at[9]! - at[0]!).toFixed(0)} ms`);
-  assert.ok(at[9]! - at[5]! >= 190, `requests 6-10 within ${(at[9]! - at[5]!).toFixed(0)} ms`);
+  assert.ok(at[9]! - at[5]! >= 150, `requests 6-10 within ${(at[9]! - at[5]!).toFixed(0)} ms`);
   // The wait comes before the request: http_req_duration does not include it.
   const durations = run.rows
     .filter((r) => r.metric_name === 'http_req_duration')
