@@ -92,7 +92,9 @@ test('the same with DEADLINES=on: the service drops dead work and goodput does n
     `10 clients got ${many.goodputPerSec}/s, 2 clients ${few.goodputPerSec}/s`,
   );
   assert.deepEqual(analysis.sweep!.verdict.inversion, []);
-  assert.match(analysis.sweep!.verdict.pastPeak, /goodput held/);
+  // Goodput is flat across the levels here, so which level measures the most is the machine's
+  // noise: the last one (nothing past the peak to judge) or an earlier one that then held.
+  assert.match(analysis.sweep!.verdict.pastPeak, /goodput held|^the peak is the last level/);
 });
 
 test('flags of the other model are refused with the way out', async () => {
