@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Finds every *.test.ts (unit tests beside their source, suites under test/) and runs each
 // file in its own `node --test` process, several at once. Arguments filter by path substring;
-// `--jobs N` sets how many files run at once (default 5, or PLATEAU_TEST_JOBS).
+// `--jobs N` sets how many files run at once (default 5, or PLATEAU_TEST_JOBS); `--cpu` adds
+// each file's CPU-seconds (GNU time) to its line and sums them by kind at the end.
 //
 // A full run (no filter) also runs the static checks, the type check and biome, as jobs
 // beside the end-to-end suites (which mostly wait), not before them: they cost ~40 s of CPU
@@ -39,7 +40,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { keepImportMetaUrl } from '../bin/cli-bundle.js';
 
@@ -73,11 +74,58 @@ function find(dir) {
   });
 }
 
-/** `solo`, `load` or `unit`, from a `test-run:` line in the file's opening comment. */
+/**
+ * How a file runs, from a `test-run:` line in its opening comment: its kind (`solo`, `load` or
+ * `unit`), and whether a unit file may share a process with others (`grouped`): unit files
+ * beside their source do, unless they say `test-run: own-process`; those under test/ start
+ * services and PostgreSQL, and each has a process of its own.
+ */
 function kindOf(file) {
   const head = readFileSync(file, 'utf8').slice(0, 2000);
-  const match = /^\/\/ test-run: (solo|load)\b/m.exec(head);
-  return match ? match[1] : 'unit';
+  const match = /^\/\/ test-run: (solo|load|own-process)\b/m.exec(head);
+  const kind = match?.[1] === 'solo' || match?.[1] === 'load' ? match[1] : 'unit';
+  return { kind, grouped: kind === 'unit' && !match && !file.startsWith('test/') };
+}
+
+/**
+ * The jobs for `files`: each grouped unit file joins the one job of its top directory
+ * (`units: engine/`), one process that imports their bundles (its entry written into
+ * `bundleDir`), since starting a process and loading a bundle cost each small file more CPU
+ * than its tests; every other file is a job of its own.
+ */
+function groupUnits(files, bundles, bundleDir) {
+  const jobs = [];
+  const groups = new Map();
+  for (const f of files) {
+    if (!f.grouped) {
+      jobs.push({ ...f, bundle: bundles.get(f.file) });
+      continue;
+    }
+    const top = f.file.split('/')[0];
+    let group = groups.get(top);
+    if (!group) {
+      group = { name: `units: ${top}/`, members: [] };
+      groups.set(top, group);
+    }
+    group.members.push(f);
+  }
+  for (const [top, group] of groups) {
+    const entry = join(bundleDir, `units-${top}.mjs`);
+    // Static imports: every bundle is read and linked before any module runs, so that no
+    // file's loading runs beside another's tests (a dynamic import() of the next file would).
+    const imports = group.members.map(
+      (f) => `import ${JSON.stringify(pathToFileURL(bundles.get(f.file)).href)};`,
+    );
+    writeFileSync(entry, `${imports.join('\n')}\n`);
+    jobs.push({
+      file: `${group.name} (${group.members.length} files)`,
+      durationKey: group.name,
+      kind: 'unit',
+      bundle: entry,
+      expected: group.members.reduce((sum, f) => sum + f.expected, 0),
+    });
+  }
+  return jobs;
 }
 
 function parseArgs(argv) {
@@ -86,11 +134,13 @@ function parseArgs(argv) {
     jobs: Number(process.env.PLATEAU_TEST_JOBS ?? 5),
     saveDurations: false,
     checks: true,
+    cpu: false,
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--save-durations') options.saveDurations = true;
     else if (arg === '--no-checks') options.checks = false;
+    else if (arg === '--cpu') options.cpu = true;
     else if (arg === '--jobs' || arg.startsWith('--jobs=')) {
       options.jobs = Number(arg.includes('=') ? arg.slice('--jobs='.length) : argv[++i]);
     } else options.filters.push(arg);
@@ -164,10 +214,12 @@ process.on('SIGTERM', () => interrupt('SIGTERM'));
  * Runs one file's bundle, or a check's command (`command`); resolves with its exit code,
  * output, counts (none for a check) and seconds.
  */
-function runFile(file, bundle, tmp, command) {
-  const countsFile = join(tmp, `${file.replace(/[^\w.-]+/g, '_')}.counts.json`);
+function runFile(file, bundle, tmp, command, cpu) {
+  const base = join(tmp, file.replace(/[^\w.-]+/g, '_'));
+  const countsFile = `${base}.counts.json`;
+  const cpuFile = `${base}.cpu`;
   const started = performance.now();
-  const [program, args] = command
+  const [fileProgram, fileArgs] = command
     ? ['sh', ['-c', command]]
     : [
         process.execPath,
@@ -182,6 +234,11 @@ function runFile(file, bundle, tmp, command) {
           bundle,
         ],
       ];
+  // --cpu: GNU time reports the CPU of the file's process and of every process it waited for
+  // (its services, engines and PostgreSQL).
+  const [program, args] = cpu
+    ? ['/usr/bin/time', ['-f', '%U %S', '-o', cpuFile, fileProgram, ...fileArgs]]
+    : [fileProgram, fileArgs];
   const child = spawn(
     program,
     args,
@@ -207,8 +264,18 @@ function runFile(file, bundle, tmp, command) {
       } catch {
         counts = undefined;
       }
+      let cpuSeconds;
+      if (cpu) {
+        try {
+          const [user, system] = readFileSync(cpuFile, 'utf8').trim().split(/\s+/).slice(-2).map(Number);
+          cpuSeconds = user + system;
+        } catch {
+          cpuSeconds = undefined;
+        }
+      }
       resolve({
         file,
+        cpuSeconds,
         code: code ?? (signal ? 128 : 1),
         signal,
         output: Buffer.concat(output).toString(),
@@ -223,7 +290,7 @@ function runFile(file, bundle, tmp, command) {
  * Runs the files: solo ones one at a time, first, alone; then the `load` files, at most
  * LOAD_SLOTS at once, with unit files and checks filling the other places up to `jobs`.
  */
-async function runAll(files, jobs, bundles, tmp, onDone) {
+async function runAll(files, jobs, tmp, cpu, onDone) {
   const solo = files.filter((f) => f.kind === 'solo');
   const load = files.filter((f) => f.kind === 'load');
   const units = files.filter((f) => f.kind === 'unit');
@@ -233,9 +300,11 @@ async function runAll(files, jobs, bundles, tmp, onDone) {
   let unitsRunning = 0;
   await new Promise((resolveAll) => {
     const start = (f, onEnd) => {
-      runFile(f.file, bundles.get(f.file), tmp, f.command).then((result) => {
+      runFile(f.file, f.bundle, tmp, f.command, cpu).then((result) => {
+        result.durationKey = f.durationKey ?? f.file;
         onEnd();
-        onDone(result, f.command ? 'check' : f.kind);
+        result.kind = f.command ? 'check' : f.kind;
+        onDone(result, result.kind);
         results.push(result);
         startNext();
       });
@@ -274,20 +343,17 @@ const durations = readDurations();
 const files = ROOTS.flatMap(find)
   .filter((file) => options.filters.length === 0 || options.filters.some((f) => file.includes(f)))
   .map((file) => {
-    const kind = kindOf(file);
-    return { file, kind, expected: durations[file] ?? UNKNOWN_SECONDS[kind] };
-  })
-  .sort((a, b) => b.expected - a.expected || a.file.localeCompare(b.file));
+    const { kind, grouped } = kindOf(file);
+    return { file, kind, grouped, expected: durations[file] ?? UNKNOWN_SECONDS[kind] };
+  });
 if (files.length === 0) {
   console.error(`no test files match ${options.filters.join(' ')}`);
   process.exit(1);
 }
 const testFileCount = files.length;
-if (options.checks && options.filters.length === 0) {
-  for (const check of CHECKS) files.push({ ...check, kind: 'unit', expected: durations[check.file] ?? 40 });
-  files.sort((a, b) => b.expected - a.expected || a.file.localeCompare(b.file));
-}
 
+const cpuText = (result) =>
+  result.cpuSeconds === undefined ? '' : `, ${result.cpuSeconds.toFixed(1)} CPU-s`;
 const started = performance.now();
 const tmp = mkdtempSync(join(tmpdir(), 'plateau-tests-'));
 // As open as /tmp itself: under root, PostgreSQL runs as the `postgres` user and must read
@@ -295,25 +361,32 @@ const tmp = mkdtempSync(join(tmpdir(), 'plateau-tests-'));
 chmodSync(tmp, 0o1777);
 const bundleDir = join(ROOT, 'node_modules', '.cache', 'plateau', `tests-${process.pid}`);
 const bundles = await bundleTests(
-  files.filter((f) => !f.command).map((f) => f.file),
+  files.map((f) => f.file),
   bundleDir,
 );
 process.on('exit', () => rmSync(bundleDir, { recursive: true, force: true }));
+const jobs = groupUnits(files, bundles, bundleDir);
+for (const job of jobs) job.expected = durations[job.durationKey ?? job.file] ?? job.expected;
+if (options.checks && options.filters.length === 0) {
+  for (const check of CHECKS) jobs.push({ ...check, kind: 'unit', expected: durations[check.file] ?? 40 });
+}
+jobs.sort((a, b) => b.expected - a.expected || a.file.localeCompare(b.file));
 const kinds = { solo: 0, load: 0, unit: 0 };
-for (const f of files) if (!f.command) kinds[f.kind]++;
-const checkCount = files.length - testFileCount;
+for (const f of files) kinds[f.kind]++;
+const checkCount = jobs.filter((job) => job.command).length;
+const unitJobs = jobs.filter((job) => job.kind === 'unit' && !job.command).length;
 console.log(
   `${testFileCount} test files: ${kinds.solo} alone, then ${kinds.load} end-to-end (≤ ${LOAD_SLOTS} at once) ` +
-    `and ${kinds.unit} unit files${checkCount > 0 ? `, with ${checkCount} static checks` : ''}, ${options.jobs} at once`,
+    `and ${kinds.unit} unit files in ${unitJobs} processes${checkCount > 0 ? `, with ${checkCount} static checks` : ''}, ${options.jobs} jobs at once`,
 );
 let finished = 0;
-const results = await runAll(files, options.jobs, bundles, tmp, (result, kind) => {
+const results = await runAll(jobs, options.jobs, tmp, options.cpu, (result, kind) => {
   finished++;
   const mark = result.code === 0 ? '✔' : '✖';
   process.stdout.write(result.output);
   const elapsed = ((performance.now() - started) / 1000).toFixed(0);
   console.log(
-    `${mark} ${result.file} (${kind}, ${result.seconds.toFixed(1)} s) · ${finished}/${files.length} jobs · ${elapsed} s\n`,
+    `${mark} ${result.file} (${kind}, ${result.seconds.toFixed(1)} s${cpuText(result)}) · ${finished}/${jobs.length} jobs · ${elapsed} s\n`,
   );
 });
 
@@ -339,20 +412,31 @@ console.log(`skipped ${total.skip} (not counted as passing)`);
 for (const line of skipped) console.log(`  skipped: ${line}`);
 if (total.todo > 0) console.log(`todo ${total.todo}`);
 console.log(`duration ${seconds.toFixed(1)} s`);
+if (options.cpu) {
+  const byKind = {};
+  for (const r of results) byKind[r.kind] = (byKind[r.kind] ?? 0) + (r.cpuSeconds ?? 0);
+  console.log(
+    `CPU-seconds: ${Object.entries(byKind)
+      .map(([k, s]) => `${k} ${s.toFixed(0)}`)
+      .join(', ')}`,
+  );
+}
 console.log('slowest files:');
 for (const result of [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 8))
   console.log(`  ${result.seconds.toFixed(1).padStart(6)} s  ${result.file}`);
 
 if (options.saveDurations && options.filters.length === 0) {
   const measured = Object.fromEntries(
-    results.map((r) => [r.file, Math.round(r.seconds * 10) / 10]).sort(([a], [b]) => a.localeCompare(b)),
+    results
+      .map((r) => [r.durationKey, Math.round(r.seconds * 10) / 10])
+      .sort(([a], [b]) => a.localeCompare(b)),
   );
   writeFileSync(DURATIONS_FILE, `${JSON.stringify(measured, null, 2)}\n`);
   console.log(`wrote ${DURATIONS_FILE}`);
 }
 
 if (interrupted) {
-  console.log(`interrupted by ${interrupted}: ${files.length - results.length} jobs not run`);
+  console.log(`interrupted by ${interrupted}: ${jobs.length - results.length} jobs not run`);
   process.exit(interrupted === 'SIGINT' ? 130 : 143);
 }
 if (failedFiles.length > 0) {

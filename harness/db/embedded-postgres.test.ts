@@ -1,4 +1,5 @@
 // The embedded cluster leaves nothing behind, however the process ends.
+// test-run: own-process (it looks for processes it left behind, by its PLATEAU_TEST_MARK)
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';

@@ -1,5 +1,6 @@
 // A metrics endpoint source against real HTTP servers on port 0: the readings it writes, and
 // each way an endpoint can fail (404, 500, HTML, slow, gone, NaN, too many series, too big).
+// test-run: own-process (it looks for processes it left behind, by its PLATEAU_TEST_MARK)
 import assert from 'node:assert/strict';
 import { EventEmitter, once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -1,5 +1,6 @@
 // PostgreSQL's view of a study against a real embedded PostgreSQL: backends by state and
 // wait, slots in use, the CPU of the postmaster's tree, and a database that goes away.
+// test-run: own-process (it looks for processes it left behind, by its PLATEAU_TEST_MARK)
 import assert from 'node:assert/strict';
 import { EventEmitter, once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
