@@ -1,9 +1,6 @@
 // `plateau run --find` on real k6: the probe and the study run as k6 scripts, and place the
 // same kind of steps as on the embedded engine (test/find-steps.test.ts).
-// test-run: solo
-// Solo: its probe measured 28/s of the pool of two (~38/s) in two of six fresh-clone runs
-// beside the other studies, and once alone; the cause was the probe judging a second its ramp
-// reached (harness/study/probe-judge.ts), since fixed. Whether it can run beside them is untried.
+// test-run: load
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';

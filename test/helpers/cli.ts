@@ -33,3 +33,7 @@ export function plateau(
   options.onStart?.(child);
   return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
 }
+
+/** `plateau engine run <script> -q …args`, with extra environment variables. */
+export const engineRun = (script: string, args: string[], env?: NodeJS.ProcessEnv) =>
+  plateau(['engine', 'run', script, '-q', ...args], env ? { env } : {});

@@ -1,4 +1,9 @@
 // The small study with hand-checkable answers that several end-to-end tests run.
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { AnalysisResult, RunManifest } from '../../contract/index.ts';
+import { plateau } from './cli.ts';
 
 /**
  * The reference service's statements in the tests' studies: 4 KB. The default 88 KB costs the
@@ -25,3 +30,15 @@ export const SMALL_STUDY = [
   '--ramp',
   '1',
 ] as const;
+
+/** Runs `plateau run args… --json --out out`, which must exit 0; returns its analysis and run.json. */
+export async function runStudy(
+  out: string,
+  args: readonly string[],
+): Promise<{ analysis: AnalysisResult & { runDir: string }; manifest: RunManifest; stderr: string }> {
+  const result = await plateau(['run', ...args, '--json', '--out', out]);
+  assert.equal(result.code, 0, result.stderr);
+  const analysis = JSON.parse(result.stdout) as AnalysisResult & { runDir: string };
+  const manifest = JSON.parse(await readFile(join(analysis.runDir, 'run.json'), 'utf8')) as RunManifest;
+  return { analysis, manifest, stderr: result.stderr };
+}
