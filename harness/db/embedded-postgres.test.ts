@@ -3,11 +3,14 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { chmod, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { type AddressInfo, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { processesMatching, waitFor } from '../../test/helpers/processes.ts';
+import { readDatabaseInfo } from './database-info.ts';
 import { freePort, startEmbeddedPostgres } from './embedded-postgres.ts';
 
 const fixture = fileURLToPath(new URL('../../test/fixtures/db-lifecycle.ts', import.meta.url));
@@ -130,5 +133,91 @@ test('a port taken between its choice and the server binding it: the next one is
   } finally {
     await db.stop();
     holder.close();
+  }
+});
+
+/** Starts a cluster in `baseDir`, keeping its log lines. */
+async function startLogged(baseDir: string, options: { template?: false } = {}) {
+  const lines: string[] = [];
+  const db = await startEmbeddedPostgres({ baseDir, onLog: (line) => lines.push(line), ...options });
+  return { db, lines };
+}
+
+/** initdb says this as it starts; a cluster copied from the template never does. */
+const INITDB_RAN = /The files belonging to this database system will be owned by user/;
+
+const templatesIn = async (dir: string) =>
+  (await readdir(dir)).filter((name) => name.startsWith('plateau-pg-template-'));
+
+test('a cluster is copied from the template initdb made for the first, and has a password of its own', async () => {
+  const base = await mkdtemp(join(tmpdir(), 'plateau-template-'));
+  await chmod(base, 0o755);
+  try {
+    const first = await startLogged(base);
+    await first.db.stop();
+    assert.ok(
+      first.lines.some((l) => INITDB_RAN.test(l)),
+      'the first ran initdb',
+    );
+    const [template] = await templatesIn(base);
+    assert.ok(template, 'a template was saved');
+    const passwordFile = join(base, template, 'plateau-template-password');
+    assert.equal((await stat(passwordFile)).mode & 0o777, 0o600, 'only its owner reads the password');
+
+    const second = await startLogged(base);
+    try {
+      assert.ok(!second.lines.some((l) => INITDB_RAN.test(l)), second.lines.join('\n'));
+      assert.equal(second.db.info.kind, 'embedded', 'it answers on its own URL');
+      assert.equal(existsSync(join(second.db.dataDir!, 'plateau-template-password')), false);
+      // The template's password was replaced once the server was up.
+      const templatePassword = (await readFile(passwordFile, 'utf8')).trim();
+      const url = new URL(second.db.url);
+      assert.notEqual(decodeURIComponent(url.password), templatePassword);
+      url.password = encodeURIComponent(templatePassword);
+      await assert.rejects(readDatabaseInfo(url.href, 'embedded'), /password authentication failed/);
+    } finally {
+      await second.db.stop();
+    }
+  } finally {
+    await rm(base, { recursive: true, force: true });
+  }
+});
+
+test('a damaged template is not used: initdb makes the cluster, and a new template', async () => {
+  const base = await mkdtemp(join(tmpdir(), 'plateau-template-'));
+  await chmod(base, 0o755);
+  try {
+    await (await startLogged(base)).db.stop();
+    const [template] = await templatesIn(base);
+    assert.ok(template);
+    // As a temp cleaner that removed some of its files would leave it.
+    await rm(join(base, template, 'global', 'pg_control'));
+    const next = await startLogged(base);
+    try {
+      assert.ok(
+        next.lines.some((l) => /template did not start; running initdb instead/.test(l)),
+        next.lines.join('\n'),
+      );
+      assert.ok(next.lines.some((l) => INITDB_RAN.test(l)));
+      assert.equal(next.db.info.kind, 'embedded');
+      assert.ok(existsSync(join(base, template, 'global', 'pg_control')), 'the template was made again');
+    } finally {
+      await next.db.stop();
+    }
+  } finally {
+    await rm(base, { recursive: true, force: true });
+  }
+});
+
+test('template: false runs initdb and leaves no template', async () => {
+  const base = await mkdtemp(join(tmpdir(), 'plateau-template-'));
+  await chmod(base, 0o755);
+  try {
+    const { db, lines } = await startLogged(base, { template: false });
+    await db.stop();
+    assert.ok(lines.some((l) => INITDB_RAN.test(l)));
+    assert.deepEqual(await templatesIn(base), []);
+  } finally {
+    await rm(base, { recursive: true, force: true });
   }
 });

