@@ -1,7 +1,7 @@
-// The verdict when a service refuses its excess, and with jittered arrivals, end to end: the
-// real study (embedded PostgreSQL, the reference service, the embedded engine). The shedding run
-// is then re-read with its clocks apart, gaps in its timeline, and --steady.
-// test/queueing-verdict.test.ts has the service that queues instead.
+// The verdict when a service refuses its excess, end to end: the real study (embedded
+// PostgreSQL, the reference service, the embedded engine). The shedding run is then re-read with
+// its clocks apart, gaps in its timeline, and --steady. test/queueing-verdict.test.ts has the
+// service that queues instead, and jittered arrivals.
 // test-run: load
 import assert from 'node:assert/strict';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -99,22 +99,4 @@ test('the shedding run re-read: clocks 7 s apart, a timeline with gaps, and --st
   assert.equal(first.servedBasis, 'window');
   assert.match(steady.verdict.notes.join('\n'), /leave out the first 1 s/);
   assert.equal(steady.verdict.firstLimit.resource, 'pool');
-});
-
-test('jittered arrivals: the pool is still named (enough VUs for the sleeps), never the generator', async () => {
-  const { analysis, manifest } = await runStudy(out, [
-    ...SMALL_STUDY,
-    '--recovery',
-    '4',
-    '--recovery-rate',
-    '20',
-    '--jitter',
-    '1',
-  ]);
-  assert.equal(analysis.verdict.firstLimit.resource, 'pool', JSON.stringify(analysis.verdict, null, 1));
-  assert.equal(
-    analysis.table.reduce((sum, r) => sum + r.dropped, 0),
-    0,
-  );
-  assert.match(manifest.load.vus?.basis ?? '', /jitter 1 s/);
 });
