@@ -1,3 +1,5 @@
+// test-run: own-process (it watches every collection of its process: another file's garbage
+// in a shared one brought a major collection into its window, once in a fresh-clone run)
 import assert from 'node:assert/strict';
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { test } from 'node:test';
