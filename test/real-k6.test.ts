@@ -85,8 +85,9 @@ test('every bundled script runs on real k6 and on the engine with short settings
   // one exactly there; a recovery of 2.2 s at 3/s put the 35th 33 ms before it, and k6 missed
   // it once with the suite around it). Each last start here comes half a start's interval
   // before the end: the capacity plan's starts add up to 35.5 (the 35th 163 ms before the end
-  // of a 1.33 s recovery), constant-rate's last is 100 ms before, breakpoint's (a ramp from 1
-  // to 6/s over 3 s, 10.5 in all) 85 ms before.
+  // of a 1.33 s recovery), constant-rate's last is 100 ms before. Breakpoint keeps its ramp from 1
+  // to 10/s over 3 s (last start 50 ms before the end): to 6/s put a start near one of its
+  // rate buckets' edges, and the two counted it in different buckets.
   const cases: { name: string; vars: Record<string, string | number>; url: string; code: number }[] = [
     {
       name: 'capacity',
@@ -95,7 +96,7 @@ test('every bundled script runs on real k6 and on the engine with short settings
       vars: { STEPS: '5,10', HOLD: 2, RAMP: 1, RECOVERY: 2.33, RECOVERY_RATE: 3 },
     },
     { name: 'constant-rate', url: fast.url, code: 0, vars: { RATE: 5, DURATION: '1900ms' } },
-    { name: 'breakpoint', url: fast.url, code: 0, vars: { START: 1, END: 6, DURATION: '3s' } },
+    { name: 'breakpoint', url: fast.url, code: 0, vars: { START: 1, END: 10, DURATION: '3s' } },
     { name: 'concurrency', url: fast.url, code: 0, vars: { VUS_LEVELS: '1,2', HOLD: 2 } },
     // 400 ms answers cross the capacity script's p95 < 250 ms threshold in every step.
     {
