@@ -37,7 +37,15 @@
 // run, removed at the end when everything passed (kept and named otherwise), so no test
 // leaves temporary files behind.
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -144,6 +152,10 @@ function parseArgs(argv) {
     else if (arg === '--jobs' || arg.startsWith('--jobs=')) {
       options.jobs = Number(arg.includes('=') ? arg.slice('--jobs='.length) : argv[++i]);
     } else options.filters.push(arg);
+  }
+  if (options.cpu && !existsSync('/usr/bin/time')) {
+    console.error('--cpu needs GNU time at /usr/bin/time: apt-get install time, or leave --cpu out');
+    process.exit(2);
   }
   if (!Number.isInteger(options.jobs) || options.jobs < 1) {
     console.error(`--jobs (or PLATEAU_TEST_JOBS) must be a whole number of files at once, at least 1`);

@@ -143,16 +143,29 @@ async function startLogged(baseDir: string, options: { template?: false } = {}) 
   return { db, lines };
 }
 
+/**
+ * Runs `body` with a directory of its own for clusters and their template (so that damaging
+ * the template cannot touch the one the other suites share), removed afterwards.
+ */
+async function inBaseDir(body: (base: string) => Promise<void>): Promise<void> {
+  const base = await mkdtemp(join(tmpdir(), 'plateau-template-'));
+  // Traversable by the `postgres` user that runs the server under root.
+  await chmod(base, 0o755);
+  try {
+    await body(base);
+  } finally {
+    await rm(base, { recursive: true, force: true });
+  }
+}
+
 /** initdb says this as it starts; a cluster copied from the template never does. */
 const INITDB_RAN = /The files belonging to this database system will be owned by user/;
 
 const templatesIn = async (dir: string) =>
   (await readdir(dir)).filter((name) => name.startsWith('plateau-pg-template-'));
 
-test('a cluster is copied from the template initdb made for the first, and has a password of its own', async () => {
-  const base = await mkdtemp(join(tmpdir(), 'plateau-template-'));
-  await chmod(base, 0o755);
-  try {
+test('a cluster is copied from the template initdb made for the first, and has a password of its own', async () =>
+  inBaseDir(async (base) => {
     const first = await startLogged(base);
     await first.db.stop();
     assert.ok(
@@ -178,15 +191,10 @@ test('a cluster is copied from the template initdb made for the first, and has a
     } finally {
       await second.db.stop();
     }
-  } finally {
-    await rm(base, { recursive: true, force: true });
-  }
-});
+  }));
 
-test('a damaged template is not used: initdb makes the cluster, and a new template', async () => {
-  const base = await mkdtemp(join(tmpdir(), 'plateau-template-'));
-  await chmod(base, 0o755);
-  try {
+test('a damaged template is not used: initdb makes the cluster, and a new template', async () =>
+  inBaseDir(async (base) => {
     await (await startLogged(base)).db.stop();
     const [template] = await templatesIn(base);
     assert.ok(template);
@@ -204,20 +212,12 @@ test('a damaged template is not used: initdb makes the cluster, and a new templa
     } finally {
       await next.db.stop();
     }
-  } finally {
-    await rm(base, { recursive: true, force: true });
-  }
-});
+  }));
 
-test('template: false runs initdb and leaves no template', async () => {
-  const base = await mkdtemp(join(tmpdir(), 'plateau-template-'));
-  await chmod(base, 0o755);
-  try {
+test('template: false runs initdb and leaves no template', async () =>
+  inBaseDir(async (base) => {
     const { db, lines } = await startLogged(base, { template: false });
     await db.stop();
     assert.ok(lines.some((l) => INITDB_RAN.test(l)));
     assert.deepEqual(await templatesIn(base), []);
-  } finally {
-    await rm(base, { recursive: true, force: true });
-  }
-});
+  }));
