@@ -2,7 +2,10 @@
 // Finds every *.test.ts (unit tests beside their source, suites under test/) and runs each
 // file in its own `node --test` process, several at once. Arguments filter by path substring;
 // `--jobs N` sets how many files run at once (default 5, or PLATEAU_TEST_JOBS); `--cpu` adds
-// each file's CPU-seconds (GNU time) to its line and sums them by kind at the end.
+// each file's CPU-seconds to its line and sums them by kind at the end: from a cgroup v1
+// `cpuacct` group of its own where the machine lets us make one (root), which counts every
+// process the file started, waited for or not (PostgreSQL's daemons, a service left to its
+// `after` hook); otherwise from GNU time, which counts only the processes waited for.
 //
 // A full run (no filter) also runs the static checks, the type check and biome, as jobs
 // beside the end-to-end suites (which mostly wait), not before them: they cost ~40 s of CPU
@@ -38,11 +41,15 @@
 // leaves temporary files behind.
 import { spawn } from 'node:child_process';
 import {
+  accessSync,
   chmodSync,
+  constants,
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
+  rmdirSync,
   rmSync,
   writeFileSync,
 } from 'node:fs';
@@ -64,6 +71,16 @@ const CHECKS = [
   { file: 'check: tsc -p . && tsc -p scripts', command: 'npm run --silent typecheck' },
   { file: 'check: biome check .', command: 'npm run --silent lint' },
 ];
+/** Where each file's cpuacct group goes under `--cpu`, when cgroup v1's cpuacct is writable. */
+const CPUACCT = (() => {
+  const root = '/sys/fs/cgroup/cpuacct';
+  try {
+    accessSync(join(root, 'cgroup.procs'), constants.W_OK);
+    return join(root, `plateau-tests-${process.pid}`);
+  } catch {
+    return undefined;
+  }
+})();
 /** Seconds assumed for a file test/durations.json does not list, by its kind. */
 const UNKNOWN_SECONDS = { solo: 30, load: 20, unit: 1 };
 
@@ -153,8 +170,10 @@ function parseArgs(argv) {
       options.jobs = Number(arg.includes('=') ? arg.slice('--jobs='.length) : argv[++i]);
     } else options.filters.push(arg);
   }
-  if (options.cpu && !existsSync('/usr/bin/time')) {
-    console.error('--cpu needs GNU time at /usr/bin/time: apt-get install time, or leave --cpu out');
+  if (options.cpu && !CPUACCT && !existsSync('/usr/bin/time')) {
+    console.error(
+      '--cpu needs a writable cgroup v1 cpuacct hierarchy (run as root) or GNU time at /usr/bin/time: apt-get install time, or leave --cpu out',
+    );
     process.exit(2);
   }
   if (!Number.isInteger(options.jobs) || options.jobs < 1) {
@@ -194,6 +213,9 @@ async function bundleTests(files, outdir) {
   });
   return new Map(files.map((file) => [file, join(outdir, file.replace(/\.ts$/, '.mjs'))]));
 }
+
+/** How many cpuacct groups `--cpu` has made. */
+let groupCount = 0;
 
 /** The files' processes still running. */
 const running = new Set();
@@ -246,11 +268,17 @@ function runFile(file, bundle, tmp, command, cpu) {
           bundle,
         ],
       ];
-  // --cpu: GNU time reports the CPU of the file's process and of every process it waited for
-  // (its services, engines and PostgreSQL).
-  const [program, args] = cpu
-    ? ['/usr/bin/time', ['-f', '%U %S', '-o', cpuFile, fileProgram, ...fileArgs]]
-    : [fileProgram, fileArgs];
+  // --cpu: the file's own cpuacct group, joined by its first process before it runs the file
+  // (`exec`), so that everything it starts is counted; or GNU time, which reports the CPU of
+  // the file's process and of every process it waited for (its services, engines and
+  // PostgreSQL).
+  const group = cpu && CPUACCT ? join(CPUACCT, String(++groupCount)) : undefined;
+  if (group) mkdirSync(group, { recursive: true });
+  const [program, args] = group
+    ? ['sh', ['-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', group, fileProgram, ...fileArgs]]
+    : cpu
+      ? ['/usr/bin/time', ['-f', '%U %S', '-o', cpuFile, fileProgram, ...fileArgs]]
+      : [fileProgram, fileArgs];
   const child = spawn(
     program,
     args,
@@ -277,7 +305,14 @@ function runFile(file, bundle, tmp, command, cpu) {
         counts = undefined;
       }
       let cpuSeconds;
-      if (cpu) {
+      if (group) {
+        try {
+          cpuSeconds = Number(readFileSync(join(group, 'cpuacct.usage'), 'utf8')) / 1e9;
+          rmdirSync(group);
+        } catch {
+          // A process the file left running keeps its group; the run's end says so.
+        }
+      } else if (cpu) {
         try {
           const [user, system] = readFileSync(cpuFile, 'utf8').trim().split(/\s+/).slice(-2).map(Number);
           cpuSeconds = user + system;
@@ -430,8 +465,17 @@ if (options.cpu) {
   console.log(
     `CPU-seconds: ${Object.entries(byKind)
       .map(([k, s]) => `${k} ${s.toFixed(0)}`)
-      .join(', ')}`,
+      .join(
+        ', ',
+      )}${CPUACCT ? ' (cgroup cpuacct: every process of each file)' : ' (GNU time: the processes each file waited for)'}`,
   );
+  if (CPUACCT) {
+    try {
+      rmdirSync(CPUACCT);
+    } catch {
+      console.log(`a file left processes running: their cpuacct groups are kept under ${CPUACCT}`);
+    }
+  }
 }
 console.log('slowest files:');
 for (const result of [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 8))
