@@ -6,20 +6,23 @@
 // core 1, each generator pinned to core 0, as in the other load benches. The generator runs
 // as in a study: a gzipped CSV, a summary export, its REST API on a loopback port read once
 // a second for the status and two counters (as plateau run reads it), a scenario tag and a
-// threshold on a sub-metric, a check per request. The RSS of the generator's process tree
-// (the process and any children, from /proc) is sampled once a second. Printed, per
-// generator: the rate it achieved, RSS one minute into the test (or at the settle point of
-// a shorter run), at the end of the test, the peak, the growth per minute after that point
-// (least squares over the samples) and that line carried on to one hour, and how many times
-// the RSS fell by more than 20 MB and a tenth in a second (a full collection returning the
-// old generation's garbage: the sawtooth whose trend the line is).
+// threshold on a sub-metric, a check per request. The memory of the generator's process tree
+// (the process and any children, from /proc/<pid>/smaps_rollup) is sampled once a second as
+// its PSS: each process's resident pages, a page shared by several processes (the node
+// binary's code, in each engine process) counted as its share, so that the sum is what the
+// tree holds; a sum of RSS would count the shared pages once per process (it is printed too,
+// as the peak). Printed, per generator: the rate it achieved, PSS one minute into the test (or
+// at the settle point of a shorter run), at the end of the test, the peak, the growth per
+// minute after that point (least squares over the samples) and that line carried on to one
+// hour, and how many times the PSS fell by more than 20 MB and a tenth in a second (a full
+// collection returning the old generation's garbage: the sawtooth whose trend the line is).
 //
 //   npm run bench:engine-memory -- [rate=5000] [seconds=600] [generators=engine,k6] [samples.csv]
 //
 // generators: engine, k6 and engine-workers (the engine on `--workers 2`, not pinned).
 //
 // With a fourth argument, every reading is also written there as CSV (generator, seconds
-// since the test started, RSS MB), to plot where the memory went.
+// since the test started, PSS MB, summed RSS MB), to plot where the memory went.
 // Run it only under the machine's load lock: flock /tmp/plateau-load.lock npm run bench:engine-memory -- …
 // k6 is K6_BIN, else ../shared/k6/k6 beside the checkout, else k6 on PATH; without one the
 // k6 row says why it is missing.
@@ -34,7 +37,7 @@ import { engineRunArgs, k6RunArgs, startTarget } from './lib/load-bench.ts';
 
 /**
  * `engine-workers` is the engine on two worker processes (`--workers 2`), not pinned: the way
- * docs/engine.md advises for an hour past 5,000/s. Its RSS is the coordinator's and both
+ * docs/engine.md advises for an hour past 5,000/s. Its memory is the coordinator's and both
  * workers', as one process tree.
  */
 const GENERATORS = ['engine', 'k6', 'engine-workers'] as const;
@@ -56,14 +59,24 @@ const settleSeconds = Math.min(60, seconds / 2);
 /** A run that has not ended this long after its planned end is killed. */
 const OVERRUN_MS = 120_000;
 
-/** One RSS reading: seconds since the test started (negative before), resident MB. */
+/**
+ * One reading: seconds since the test started (negative before), the tree's proportional set
+ * (`pssMb`: the memory it holds, on which every figure is judged) and its summed resident sets.
+ */
 interface RssSample {
   atSeconds: number;
+  pssMb: number;
   rssMb: number;
 }
 
-/** Resident kB of `pid` and every process below it; undefined once `pid` is gone. */
-function treeRssKb(pid: number): number | undefined {
+/**
+ * The memory of `pid` and every process below it, in kB; undefined once `pid` is gone. `rss`
+ * sums each process's resident set, so a page shared by several (the node binary's code,
+ * mapped by every engine process) counts once per process; `pss` counts each shared page as a
+ * share among the processes that map it, so the sum is the memory the tree holds (what a
+ * cgroup's limit sees, give or take the page cache).
+ */
+function treeMemoryKb(pid: number): { rss: number; pss: number } | undefined {
   const children = new Map<number, number[]>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -76,12 +89,18 @@ function treeRssKb(pid: number): number | undefined {
       // The process ended while we looked.
     }
   }
-  let total: number | undefined;
+  let total: { rss: number; pss: number } | undefined;
   const pending = [pid];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     try {
-      const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${next}/status`, 'utf8'))?.[1];
-      if (kb !== undefined) total = (total ?? 0) + Number(kb);
+      const rollup = readFileSync(`/proc/${next}/smaps_rollup`, 'utf8');
+      const rss = /^Rss:\s+(\d+) kB/m.exec(rollup)?.[1];
+      const pss = /^Pss:\s+(\d+) kB/m.exec(rollup)?.[1];
+      if (rss !== undefined && pss !== undefined) {
+        total ??= { rss: 0, pss: 0 };
+        total.rss += Number(rss);
+        total.pss += Number(pss);
+      }
     } catch {
       if (next === pid) return undefined;
     }
@@ -90,16 +109,16 @@ function treeRssKb(pid: number): number | undefined {
   return total;
 }
 
-/** Slope of rssMb over atSeconds by least squares, MB per second; 0 with fewer than two samples. */
+/** Slope of pssMb over atSeconds by least squares, MB per second; 0 with fewer than two samples. */
 function slopeMbPerSecond(samples: readonly RssSample[]): number {
   if (samples.length < 2) return 0;
   const n = samples.length;
   const meanT = samples.reduce((sum, s) => sum + s.atSeconds, 0) / n;
-  const meanR = samples.reduce((sum, s) => sum + s.rssMb, 0) / n;
+  const meanR = samples.reduce((sum, s) => sum + s.pssMb, 0) / n;
   let covariance = 0;
   let variance = 0;
   for (const s of samples) {
-    covariance += (s.atSeconds - meanT) * (s.rssMb - meanR);
+    covariance += (s.atSeconds - meanT) * (s.pssMb - meanR);
     variance += (s.atSeconds - meanT) ** 2;
   }
   return variance === 0 ? 0 : covariance / variance;
@@ -112,8 +131,8 @@ function slopeMbPerSecond(samples: readonly RssSample[]): number {
 function falls(samples: readonly RssSample[]): number[] {
   const at: number[] = [];
   for (let i = 1; i < samples.length; i++) {
-    const drop = samples[i - 1]!.rssMb - samples[i]!.rssMb;
-    if (drop > 20 && drop > samples[i - 1]!.rssMb / 10) at.push(i);
+    const drop = samples[i - 1]!.pssMb - samples[i]!.pssMb;
+    if (drop > 20 && drop > samples[i - 1]!.pssMb / 10) at.push(i);
   }
   return at;
 }
@@ -126,12 +145,13 @@ function falls(samples: readonly RssSample[]): number[] {
 function rssFigures(samples: readonly RssSample[]) {
   const during = samples.filter((s) => s.atSeconds >= 0 && s.atSeconds <= seconds);
   const settled = during.filter((s) => s.atSeconds >= settleSeconds);
-  const atSettle = settled[0]?.rssMb;
+  const atSettle = settled[0]?.pssMb;
   const slope = slopeMbPerSecond(settled);
   return {
     atSettleMb: atSettle,
-    endMb: during.at(-1)?.rssMb,
-    peakMb: Math.max(...samples.map((s) => s.rssMb)),
+    endMb: during.at(-1)?.pssMb,
+    peakMb: Math.max(...samples.map((s) => s.pssMb)),
+    peakRssMb: Math.max(...samples.map((s) => s.rssMb)),
     growthMbPerMin: slope * 60,
     // The test's own end (its VUs and buffers let go) is not a collection's fall.
     falls: falls(settled.filter((s) => s.atSeconds <= seconds - 3)).length,
@@ -194,11 +214,11 @@ async function run(generator: Generator, k6Bin: string, dir: string, script: str
   const spawnedMs = performance.now();
   let testStartMs: number | undefined;
   let httpReqs = 0;
-  const samples: { atMs: number; rssMb: number }[] = [];
+  const samples: { atMs: number; pssMb: number; rssMb: number }[] = [];
   const sample = async () => {
-    const kb = treeRssKb(child.pid!);
+    const kb = treeMemoryKb(child.pid!);
     const atMs = performance.now();
-    if (kb !== undefined) samples.push({ atMs, rssMb: kb / 1024 });
+    if (kb !== undefined) samples.push({ atMs, pssMb: kb.pss / 1024, rssMb: kb.rss / 1024 });
     const counters = await api.read();
     if (counters && counters.status >= STATUS_RUNNING) {
       testStartMs ??= atMs;
@@ -207,7 +227,7 @@ async function run(generator: Generator, k6Bin: string, dir: string, script: str
     const last = samples.at(-1);
     if (last && Math.round((atMs - spawnedMs) / 1000) % 30 === 0) {
       process.stderr.write(
-        `${generator}: ${Math.round((atMs - (testStartMs ?? spawnedMs)) / 1000)} s, RSS ${Math.round(last.rssMb)} MB, ${httpReqs} requests\n`,
+        `${generator}: ${Math.round((atMs - (testStartMs ?? spawnedMs)) / 1000)} s, PSS ${Math.round(last.pssMb)} MB (RSS summed ${Math.round(last.rssMb)} MB), ${httpReqs} requests\n`,
       );
     }
   };
@@ -224,7 +244,7 @@ async function run(generator: Generator, k6Bin: string, dir: string, script: str
   };
   const origin = testStartMs ?? spawnedMs;
   return {
-    samples: samples.map((s) => ({ atSeconds: (s.atMs - origin) / 1000, rssMb: s.rssMb })),
+    samples: samples.map((s) => ({ atSeconds: (s.atMs - origin) / 1000, pssMb: s.pssMb, rssMb: s.rssMb })),
     requests: summary.metrics.http_reqs?.count ?? 0,
     dropped: summary.metrics.dropped_iterations?.count ?? 0,
     startedFromApi: testStartMs !== undefined,
@@ -239,11 +259,11 @@ const script = join(dir, 'memory.js');
 await writeScript(script);
 const target = await startTarget('1');
 const rows: string[] = [];
-const readings = ['generator,seconds,rss_mb'];
+const readings = ['generator,seconds,pss_mb,rss_mb'];
 try {
   for (const generator of generators) {
     if (generator === 'k6' && typeof k6 === 'string') {
-      rows.push(`| k6 | ${rate} | (not run: ${k6}) | | | | | | | |`);
+      rows.push(`| k6 | ${rate} | (not run: ${k6}) | | | | | | | | |`);
       continue;
     }
     const name =
@@ -255,21 +275,21 @@ try {
     const result = await run(generator, typeof k6 === 'string' ? '' : k6.bin, dir, script, target.url);
     const figures = rssFigures(result.samples);
     for (const s of result.samples)
-      readings.push(`${generator},${s.atSeconds.toFixed(1)},${s.rssMb.toFixed(1)}`);
+      readings.push(`${generator},${s.atSeconds.toFixed(1)},${s.pssMb.toFixed(1)},${s.rssMb.toFixed(1)}`);
     if (!result.startedFromApi)
       process.stderr.write(`${generator}: the REST API never said running; times are from spawn\n`);
     rows.push(
       `| ${name} | ${rate} | ${Math.round(result.requests / seconds)} (${result.dropped} dropped) | ${seconds} s | ` +
         `${mb(figures.atSettleMb)} | ${mb(figures.endMb)} | ${mb(figures.peakMb)} | ` +
-        `${figures.growthMbPerMin.toFixed(1)} MB | ${figures.falls} | ${mb(figures.hourMb)} |`,
+        `${figures.growthMbPerMin.toFixed(1)} MB | ${figures.falls} | ${mb(figures.hourMb)} | ${mb(figures.peakRssMb)} |`,
     );
     process.stderr.write(`${rows.at(-1)}\n`);
   }
   const at = settleSeconds === 60 ? '1 min' : `${settleSeconds} s`;
   process.stdout.write(
     `\n${new Date().toISOString().slice(0, 10)}, Node ${process.version}, generator on core 0, target on core 1\n\n` +
-      `| generator | rate/s | achieved/s | duration | RSS at ${at} | at the end | peak | growth per min after ${at} | falls | projected at 1 h |\n` +
-      '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n' +
+      `| generator | rate/s | achieved/s | duration | PSS at ${at} | at the end | peak | growth per min after ${at} | falls | projected at 1 h | peak, RSS summed |\n` +
+      '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n' +
       `${rows.join('\n')}\n`,
   );
   if (samplesFile) await writeFile(samplesFile, `${readings.join('\n')}\n`);

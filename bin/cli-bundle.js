@@ -96,8 +96,10 @@ export const keepImportMetaUrl = {
 };
 
 async function buildBundles() {
-  const { build } = await import('esbuild');
+  const { build, stop } = await import('esbuild');
   const started = Date.now();
+  // Stopped once built: esbuild's Go service would otherwise live as long as this process
+  // (an engine's whole test), holding memory for a bundle made once.
   const result = await build({
     absWorkingDir: ROOT,
     entryPoints: ENTRIES,
@@ -111,7 +113,7 @@ async function buildBundles() {
     metafile: true,
     logLevel: 'silent',
     plugins: [keepImportMetaUrl],
-  });
+  }).finally(() => stop());
   const inputs = {};
   // A file changed while esbuild read it may be in the bundle as it was: then no manifest is
   // written, and the next start builds again.

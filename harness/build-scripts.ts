@@ -3,8 +3,9 @@ import { mkdir } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import * as esbuild from 'esbuild';
+import type * as esbuild from 'esbuild';
 import { ERROR_CODES, PlateauError } from '../contract/index.ts';
+import { build } from '../lib/esbuild-build.ts';
 
 /** The project root (the folder holding `scripts/`). */
 export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -48,7 +49,7 @@ export async function buildK6Scripts(
   await mkdir(outDir, { recursive: true });
   let result: esbuild.BuildResult<{ metafile: true; write: true }>;
   try {
-    result = await esbuild.build({
+    result = await build({
       entryPoints: entries,
       outdir: outDir,
       bundle: true,

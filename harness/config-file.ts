@@ -5,8 +5,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, extname, join, resolve } from 'node:path';
 import { Script } from 'node:vm';
 import type { Command } from 'commander';
-import * as esbuild from 'esbuild';
 import { type ConfigProblem, ERROR_CODES, PlateauError, type SourcedValue } from '../contract/index.ts';
+import { build } from '../lib/esbuild-build.ts';
 
 /** The names `plateau run` and `check` look for in the working directory, in this order. */
 export const CONFIG_NAMES = [
@@ -85,7 +85,7 @@ export async function readConfigFile(path: string, section: string): Promise<Rec
 
 /** A .ts/.js config: bundled by esbuild and evaluated; its default export (or exports). */
 async function evaluateModule(path: string): Promise<unknown> {
-  const result = await esbuild.build({
+  const result = await build({
     entryPoints: [path],
     bundle: true,
     format: 'cjs',

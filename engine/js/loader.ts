@@ -4,7 +4,8 @@ import { dirname, relative, resolve } from 'node:path';
 import { format } from 'node:util';
 import { Script } from 'node:vm';
 import { originalPositionFor, TraceMap } from '@jridgewell/trace-mapping';
-import * as esbuild from 'esbuild';
+import type * as esbuild from 'esbuild';
+import { build } from '../../lib/esbuild-build.ts';
 import { ScriptError } from '../errors.ts';
 import { loadBlockingCallRewrite } from './blocking-calls.ts';
 import type { Logger, LogLevel } from './logger.ts';
@@ -74,7 +75,7 @@ export async function loadScript(
   let code: string;
   let map: string;
   try {
-    const result = await esbuild.build({
+    const result = await build({
       entryPoints: [absolute],
       bundle: true,
       // CommonJS, so that one compiled function makes an instance per VU (an ES module
