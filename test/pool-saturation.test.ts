@@ -207,21 +207,44 @@ test('ADMISSION=on: while the event loop is late, new requests are refused at th
   assert.match((await fetchText(`${service.url}/metrics`)).text, /admission_busy 0/);
 });
 
-test('POOL_MAX requests kept in flight for ~2 s read as ~100% checked out', async () => {
+test('more requests in flight than POOL_MAX read as ~100% checked out', async () => {
+  // Twice the pool's worth in flight, so a waiter takes each connection as it is released.
+  // With exactly POOL_MAX closed-loop callers the pool idles for each caller's round trip
+  // between an answer and its next request: on the saturated machine of a full run that was
+  // 12% of the time (CI run 74), a true reading of a pool that was not full.
   const poolMax = 4;
-  const service = await startService({ poolMax, queryMs: 200, payloadKb: 1 });
+  const queryMs = 400;
+  const service = await startService({
+    poolMax,
+    queueMax: 2 * poolMax,
+    acquireTimeoutMs: 5_000,
+    queryMs,
+    payloadKb: 1,
+  });
+  // Opens every connection first, so the step's window does not include their connects.
+  await concurrent(service.url, poolMax, 'warm');
   const until = Date.now() + 2000;
-  // Closed loop: each worker sends its next request as soon as the previous answers.
   const worker = async (w: number) => {
     while (Date.now() < until)
       await fetchText(`${service.url}/statement?account=${w}`, { 'x-load-step': 'full' });
   };
-  await Promise.all(Array.from({ length: poolMax }, (_, w) => worker(w)));
+  // The step's window ends when the next step's first request arrives. Sent as the callers
+  // stop, it arrives while the pool is still full: the POOL_MAX callers waiting then hold
+  // their connections for a whole query after the running ones finish. Read later, the
+  // window would also hold the drain of the last queries and the gap before the read.
+  const next = new Promise<TestResponse>((resolve, reject) => {
+    setTimeout(
+      () => fetchText(`${service.url}/statement?account=0`, { 'x-load-step': 'next' }).then(resolve, reject),
+      until - Date.now(),
+    );
+  });
+  await Promise.all([...Array.from({ length: 2 * poolMax }, (_, w) => worker(w)), next]);
   const bucket = await stepOf(service.url, 'full');
   assert.equal(bucket.sheds.queue + bucket.sheds.timeout, 0);
   const pct = bucket.pool.checkedOutPct ?? 0;
   assert.ok(pct >= 90 && pct <= 101, `checked out ${pct}% of the pool`);
   assert.equal(bucket.pool.checkedOutMax, poolMax);
+  assert.ok(bucket.pool.waitingMax > 0, 'callers waited for the full pool');
 });
 
 test('one request at a time reads as query time × rate ÷ POOL_MAX', async () => {
