@@ -34,6 +34,12 @@ export const EXIT_CODES = {
   generatorDied: 122,
   /** The disk holding the run directory filled during a study. */
   diskFull: 123,
+  /**
+   * An output of `plateau engine run` (`--out csv=…`, `json=…`) stopped taking the samples:
+   * its disk filled, its reader went away, or it fell too far behind. The test stops there;
+   * the file keeps what was written.
+   */
+  outputFailed: 124,
 } as const;
 
 export type ExitCode = (typeof EXIT_CODES)[keyof typeof EXIT_CODES];

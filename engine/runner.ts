@@ -142,7 +142,8 @@ export interface RunResult {
  * Runs `config.script` with k6's semantics and writes k6's output formats. Never throws
  * for problems in the script or its options: they become the exit codes k6 uses (104
  * invalid config, 107 script exception, 99 thresholds, 105 interrupted, 108 aborted,
- * 110 marked failed), with outputs flushed either way.
+ * 110 marked failed), with outputs flushed either way; an output whose file stops taking
+ * the samples stops the test with plateau's 124.
  */
 export async function runTest(config: RunConfig): Promise<RunResult> {
   const startedMs = Date.now();
@@ -232,7 +233,13 @@ export async function runTest(config: RunConfig): Promise<RunResult> {
         if (spec.header === false) csv.header = false;
         return new CsvOutput(csv, tagColumns);
       });
-    await instance.startOutputs(makeOutputs(() => undefined));
+    await instance.startOutputs(
+      makeOutputs(() => undefined),
+      (failure) => {
+        logger.log('error', `${failure.message}${failure.hint ? `\n${failure.hint}` : ''}`);
+        runtime.stop({ kind: 'output', message: failure.message });
+      },
+    );
     for (const warning of coldStartWarnings(options.scenarios, tuple)) logger.log('warning', warning);
     // Before the clock starts, as k6 initializes VUs before it: warm the per-request code.
     const peakRate = tuple.scale(Math.round(peakArrivalRate(options.scenarios))); // this segment's share
@@ -418,6 +425,7 @@ async function finish(
   if (cause?.kind === 'aborted') return result(EXIT_CODES.testAborted, cause.message, summary);
   if (cause?.kind === 'threshold') return result(EXIT_CODES.thresholdsFailed, cause.message, summary);
   if (cause?.kind === 'signal') return result(EXIT_CODES.interrupted, cause.message, summary);
+  if (cause?.kind === 'output') return result(EXIT_CODES.outputFailed, cause.message, summary);
   if (verdict.anyFailed) return result(EXIT_CODES.thresholdsFailed, 'some thresholds have failed', summary);
   if (runtime.failed) return result(EXIT_CODES.testFailed, 'the test was marked as failed', summary);
   return result(EXIT_CODES.ok, '', summary);

@@ -1,6 +1,7 @@
 // One test start: what runTest builds for the test and the warm-up rehearsal for each of
 // its rounds, in the same steps and order, so that a change to how a test starts is
 // rehearsed too (warm-up.ts says why the rehearsal must look like the test).
+import type { PlateauError } from '../contract/index.ts';
 import { startHealthTicker } from './engine-health.ts';
 import { type Executor, VuPool } from './executor/executor.ts';
 import { createExecutor, type ScenarioConfig } from './executor/registry.ts';
@@ -52,9 +53,10 @@ export class TestInstance {
     return thresholds ? this.registry.applyThresholds(thresholds) : [];
   }
 
-  async startOutputs(outputs: readonly Output[]): Promise<void> {
+  /** Starts `outputs`; `onFailure` is told when one stops taking the samples (Output.start). */
+  async startOutputs(outputs: readonly Output[], onFailure?: (failure: PlateauError) => void): Promise<void> {
     this.outputs.push(...outputs);
-    for (const output of outputs) await output.start();
+    for (const output of outputs) await output.start(onFailure);
   }
 
   /** The test's VU pool with `count` VUs initialized, as k6 does before the clock starts. */

@@ -5,6 +5,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { parse } from 'csv-parse/sync';
+import { EXIT_CODES } from '../contract/index.ts';
 import { runScript, writeScript } from './helpers/engine.ts';
 import { k6RealFixtures } from './helpers/shared-fixtures.ts';
 import { startTestServer } from './helpers/test-server.ts';
@@ -126,6 +127,24 @@ export default async function () { await http.asyncRequest('GET', '${server.url}
   const reqs = lines.filter((l) => l.type === 'Point' && l.metric === 'http_reqs');
   assert.equal(reqs.length, 2);
   assert.equal(reqs[0].data.tags.step, 'r010');
+});
+
+test('an output whose disk is full stops the test with exit 124, says why, and the summary is still written', async () => {
+  // /dev/full answers every write with ENOSPC: a real full disk without filling one.
+  const script = await writeScript(`
+export const options = { vus: 1, duration: '30s' };
+export default async function () { await new Promise((r) => setTimeout(r, 10)); }`);
+  const run = await runScript(script, { outputs: [{ type: 'csv', arg: '/dev/full' }] });
+  assert.equal(run.exitCode, EXIT_CODES.outputFailed, run.reason);
+  assert.match(
+    run.reason,
+    /the CSV output \/dev\/full cannot be written: no space left on the disk \(ENOSPC\)/,
+  );
+  assert.ok(
+    run.logs.some((l) => l.startsWith('error the CSV output /dev/full cannot be written')),
+    'logged as an error, with its hint',
+  );
+  assert.ok(run.exported, 'the summary export is written');
 });
 
 test('the summary export has the legacy shape real k6 writes', async () => {

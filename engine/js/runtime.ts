@@ -44,7 +44,8 @@ export interface GroupRecord {
 export type StopCause =
   | { kind: 'aborted'; message: string } // exec.test.abort()
   | { kind: 'threshold'; message: string } // abortOnFail
-  | { kind: 'signal'; message: string }; // SIGINT/SIGTERM
+  | { kind: 'signal'; message: string } // SIGINT/SIGTERM
+  | { kind: 'output'; message: string }; // an output's file stopped taking the samples
 
 /**
  * k6's default: 200–399 are expected. One function for every runtime, so code optimized
@@ -308,7 +309,7 @@ export class TestRuntime {
     this.logger.log('warning', message);
   }
 
-  /** Ends the run early (abort, abortOnFail threshold, signal). The first cause wins. */
+  /** Ends the run early (abort, abortOnFail threshold, signal, a failed output). The first cause wins. */
   stop(cause: StopCause): void {
     if (this.stopCause) return;
     this.stopCause = cause;

@@ -172,8 +172,8 @@ export class CsvOutput implements Output {
     return `csv (${this.#config.fileName})`;
   }
 
-  async start(): Promise<void> {
-    this.#file = await openOutputFile(this.#config.fileName, 'CSV');
+  async start(onFailure?: (failure: PlateauError) => void): Promise<void> {
+    this.#file = await openOutputFile(this.#config.fileName, 'CSV', { onFailure });
     this.#writer = new ChunkedWriter(this.#file);
     if (this.#config.header !== false) {
       this.#writer.append(

@@ -1,4 +1,5 @@
 // `--out json=…`: k6's NDJSON output (k6 internal/output/json).
+import type { PlateauError } from '../../contract/index.ts';
 import type { Metric, SampleContainer } from '../metrics/metric.ts';
 import type { Output } from './output.ts';
 import { ChunkedWriter, type OutputFile, openOutputFile } from './output-file.ts';
@@ -65,8 +66,8 @@ export class JsonOutput implements Output {
     return `json (${this.#fileName})`;
   }
 
-  async start(): Promise<void> {
-    this.#file = await openOutputFile(this.#fileName, 'JSON');
+  async start(onFailure?: (failure: PlateauError) => void): Promise<void> {
+    this.#file = await openOutputFile(this.#fileName, 'JSON', { onFailure });
     this.#writer = new ChunkedWriter(this.#file);
     this.#timer = setInterval(() => this.#writer?.flush(), FLUSH_INTERVAL_MS);
     this.#timer.unref();

@@ -1,7 +1,12 @@
-// The file an output writes to: stdout for `-`, gzip for a `.gz` suffix.
+// The file an output writes to: stdout for `-`, gzip for a `.gz` suffix. It never lets a
+// failing file crash the engine or grow its memory without bound: a write error (a full
+// disk, a reader that went away) or a queue past its cap (a disk slower than the samples)
+// is reported once, to the listener the output was opened with, and the test stops there.
 import { createWriteStream } from 'node:fs';
-import { constants, createGzip } from 'node:zlib';
+import type { Writable } from 'node:stream';
+import { constants, createGzip, type Gzip } from 'node:zlib';
 import { ERROR_CODES, PlateauError } from '../../contract/index.ts';
+import { why } from '../../lib/fs-error-words.ts';
 
 /** A text sink that an output writes to and closes once. */
 export interface OutputFile {
@@ -12,31 +17,59 @@ export interface OutputFile {
    * leaves a file readable up to its last save.
    */
   sync(): void;
-  /** Flushes and closes (stdout is flushed, not closed). */
+  /**
+   * Flushes and closes (stdout is flushed, not closed). After a write error it resolves at
+   * once; after the queue's cap it waits while the file still takes bytes, and gives up
+   * when it has taken none for {@link STALLED_MS}.
+   */
   close(): Promise<void>;
+  /** Why the file stopped taking the samples, once it has; undefined while it takes them. */
+  readonly failure: PlateauError | undefined;
 }
+
+export interface OutputFileOptions {
+  /**
+   * Told when the file stops taking the samples (the test should stop), and once more if,
+   * closing, it is given up with bytes not written.
+   */
+  onFailure?: (failure: PlateauError) => void;
+  /**
+   * Bytes that may wait for the file (before and after gzip) before the output counts as
+   * failed, {@link MAX_QUEUED_BYTES} by default.
+   */
+  maxQueuedBytes?: number;
+}
+
+/**
+ * What may wait for a slow file: at 10,000 requests/s the CSV output makes about 15 MB of
+ * rows a second, so this rides out a disk that stalls for many seconds, and keeps a file
+ * that never catches up from holding more memory than the rest of the engine.
+ */
+export const MAX_QUEUED_BYTES = 256 * 1024 * 1024;
+/** A failed file that has taken no bytes for this long while closing is given up. */
+export const STALLED_MS = 10_000;
 
 /**
  * Opens `fileName` for an output (`what` names it in errors): `-` is stdout, a `.gz`
  * suffix compresses. Fails with a clear message when the file cannot be created.
  */
-export async function openOutputFile(fileName: string, what: string): Promise<OutputFile> {
+export async function openOutputFile(
+  fileName: string,
+  what: string,
+  options: OutputFileOptions = {},
+): Promise<OutputFile> {
   // Level 1: at tens of thousands of rows per second, compression CPU matters more than size.
   const gzip = fileName.endsWith('.gz') ? createGzip({ level: 1 }) : undefined;
   if (fileName === '-') {
     gzip?.pipe(process.stdout, { end: false });
-    return {
-      write: (data) => (gzip ?? process.stdout).write(data),
-      sync: () => syncGzip(gzip),
-      close: () => new Promise<void>((resolve) => (gzip ? gzip.end(resolve) : resolve())),
-    };
+    return new GuardedFile(process.stdout, gzip, `the ${what} output on stdout`, false, options);
   }
   const file = createWriteStream(fileName);
   await new Promise<void>((resolve, reject) => {
     file.once('open', () => resolve());
     file.once('error', (error) =>
       reject(
-        new PlateauError(ERROR_CODES.INPUT, `cannot write the ${what} output ${fileName}: ${error.message}`, {
+        new PlateauError(ERROR_CODES.INPUT, `cannot write the ${what} output ${fileName}: ${why(error)}`, {
           hint: 'check that the directory exists and is writable',
           cause: error,
         }),
@@ -44,25 +77,132 @@ export async function openOutputFile(fileName: string, what: string): Promise<Ou
     );
   });
   gzip?.pipe(file);
-  return {
-    write: (data) => (gzip ?? file).write(data),
-    sync: () => syncGzip(gzip),
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        file.once('finish', () => resolve());
-        file.once('error', reject);
-        (gzip ?? file).end();
-      }),
-  };
+  return new GuardedFile(file, gzip, `the ${what} output ${fileName}`, true, options);
 }
 
-/**
- * Z_SYNC_FLUSH: deflate emits what it holds, ending on a byte boundary, so a reader of the
- * file cut there gets every row written so far (at the cost of a few bytes per save). At
- * level 1 deflate otherwise holds up to its 16 K symbols: seconds of rows at a low rate.
- */
-function syncGzip(gzip: ReturnType<typeof createGzip> | undefined): void {
-  if (gzip && !gzip.writableEnded) gzip.flush(constants.Z_SYNC_FLUSH);
+/** A file (or stdout) behind an optional gzip, watched for errors and for its queue. */
+class GuardedFile implements OutputFile {
+  readonly #sink: Writable;
+  readonly #gzip: Gzip | undefined;
+  readonly #name: string;
+  readonly #ends: boolean;
+  readonly #onFailure: ((failure: PlateauError) => void) | undefined;
+  readonly #maxQueued: number;
+  #failure: PlateauError | undefined;
+  /** Set by a write error: nothing more can be written. */
+  #broken = false;
+
+  constructor(
+    sink: Writable,
+    gzip: Gzip | undefined,
+    name: string,
+    ends: boolean,
+    options: OutputFileOptions,
+  ) {
+    this.#sink = sink;
+    this.#gzip = gzip;
+    this.#name = name;
+    this.#ends = ends;
+    this.#onFailure = options.onFailure;
+    this.#maxQueued = options.maxQueuedBytes ?? MAX_QUEUED_BYTES;
+    const onError = (error: Error) => this.#broke(error);
+    gzip?.on('error', onError);
+    sink.on('error', onError);
+  }
+
+  get failure(): PlateauError | undefined {
+    return this.#failure;
+  }
+
+  write(data: string | Buffer): void {
+    if (this.#broken) return;
+    (this.#gzip ?? this.#sink).write(data);
+    if (this.#failure === undefined && this.#queued() > this.#maxQueued) {
+      const mb = (this.#queued() / 1024 / 1024).toFixed(0);
+      this.#fail(
+        new PlateauError(
+          ERROR_CODES.INPUT,
+          `${this.#name} fell behind: ${mb} MB of samples wait for the file, which takes them slower than the test makes them; the test stops here, and what waits is still written`,
+          {
+            hint: 'write the output to a faster disk, or leave it out (--out) for a run this long or this fast',
+          },
+        ),
+      );
+    }
+  }
+
+  sync(): void {
+    const gzip = this.#gzip;
+    if (gzip && !this.#broken && !gzip.writableEnded) gzip.flush(constants.Z_SYNC_FLUSH);
+  }
+
+  close(): Promise<void> {
+    if (this.#broken) {
+      this.#gzip?.destroy();
+      if (this.#ends) this.#sink.destroy();
+      return Promise.resolve();
+    }
+    const done = new Promise<void>((resolve) => {
+      if (this.#ends) this.#sink.once('finish', () => resolve());
+      else if (this.#gzip) this.#gzip.once('end', () => resolve());
+      else resolve();
+      this.#sink.once('error', () => resolve());
+      this.#gzip?.once('error', () => resolve());
+    });
+    if (this.#gzip) this.#gzip.end();
+    else if (this.#ends) this.#sink.end();
+    return this.#failure === undefined ? done : this.#untilStalled(done);
+  }
+
+  /** `done`, or the moment the file has taken no bytes for STALLED_MS (then it is given up). */
+  async #untilStalled(done: Promise<void>): Promise<void> {
+    let last = this.#queued();
+    let timer: NodeJS.Timeout | undefined;
+    const stalled = new Promise<'stalled'>((resolve) => {
+      timer = setInterval(() => {
+        const now = this.#queued();
+        if (now >= last) resolve('stalled');
+        last = now;
+      }, STALLED_MS);
+    });
+    const how = await Promise.race([done, stalled]);
+    clearInterval(timer);
+    if (how !== 'stalled') return;
+    const mb = (this.#queued() / 1024 / 1024).toFixed(1);
+    this.#onFailure?.(
+      new PlateauError(
+        ERROR_CODES.INPUT,
+        `${this.#name} took nothing for ${STALLED_MS / 1000} s: given up, ${mb} MB of samples not written`,
+      ),
+    );
+    this.#broken = true;
+    this.#gzip?.destroy();
+    if (this.#ends) this.#sink.destroy();
+  }
+
+  /** Bytes written to this file that have not reached it yet. */
+  #queued(): number {
+    const gzip = this.#gzip;
+    return (gzip ? gzip.writableLength + gzip.readableLength : 0) + this.#sink.writableLength;
+  }
+
+  #broke(error: Error): void {
+    if (this.#broken) return;
+    this.#broken = true;
+    this.#fail(
+      new PlateauError(
+        ERROR_CODES.INPUT,
+        `${this.#name} cannot be written: ${why(error)}; the test stops here, and the file holds the samples written before`,
+        { hint: 'free space on its disk, or write it where there is room', cause: error },
+      ),
+    );
+  }
+
+  #fail(failure: PlateauError): void {
+    if (this.#failure) return;
+    this.#failure = failure;
+    this.#onFailure?.(failure);
+  }
 }
 
 /** Size of the chunks text is packed into before it goes to the stream. */

@@ -1,4 +1,5 @@
 // The output interface (k6's output.Output): description, start, samples, stop.
+import type { PlateauError } from '../../contract/index.ts';
 import type { SampleContainer } from '../metrics/metric.ts';
 
 /**
@@ -7,7 +8,11 @@ import type { SampleContainer } from '../metrics/metric.ts';
  */
 export interface Output {
   description(): string;
-  start(): Promise<void>;
+  /**
+   * Opens what it writes to. `onFailure` is told when that stops taking the samples (a write
+   * error, or a file slower than the samples): the test should stop (output-file.ts).
+   */
+  start(onFailure?: (failure: PlateauError) => void): Promise<void>;
   addMetricSamples(containers: readonly SampleContainer[]): void;
   stop(): Promise<void>;
 }

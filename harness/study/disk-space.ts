@@ -3,7 +3,8 @@
 import { rm, statfs, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ERROR_CODES, PlateauError } from '../../contract/index.ts';
-import { RESERVE_FILE, why } from './run-dir.ts';
+import { why } from '../../lib/fs-error-words.ts';
+import { RESERVE_FILE } from './run-dir.ts';
 import type { PartEnding, StudyPart } from './study-parts.ts';
 
 /**

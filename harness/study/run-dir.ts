@@ -7,6 +7,7 @@ import { dirname, join, resolve } from 'node:path';
 import { RUN_LOCK_FILE, type RunLock, readRunLock } from '../../analysis/live-run.ts';
 import { ERROR_CODES, PlateauError, type RunManifest } from '../../contract/index.ts';
 import { writeFileAtomic } from '../../lib/atomic-write.ts';
+import { why } from '../../lib/fs-error-words.ts';
 
 export { RUN_LOCK_FILE, type RunLock, readRunLock };
 
@@ -70,20 +71,6 @@ async function makeDirectories(path: string): Promise<void> {
       if (again.code !== 'EEXIST') throw again;
     });
   }
-}
-
-/** A filesystem error in words: `the file system is read-only (EROFS)`. */
-export function why(error: unknown): string {
-  const code = (error as NodeJS.ErrnoException).code;
-  const words: Record<string, string> = {
-    EROFS: 'the file system is read-only',
-    EACCES: 'permission denied',
-    EPERM: 'permission denied',
-    ENOSPC: 'no space left on the disk',
-    EDQUOT: 'the disk quota is used up',
-    ENOTDIR: 'a part of the path is a file',
-  };
-  return code && words[code] ? `${words[code]} (${code})` : (error as Error).message;
 }
 
 /**

@@ -17,6 +17,7 @@ import {
   type VuSizing,
 } from '../../contract/index.ts';
 import { writeFileAtomic } from '../../lib/atomic-write.ts';
+import { why } from '../../lib/fs-error-words.ts';
 import { PLATEAU_VERSION } from '../../lib/version.ts';
 import { type RampPlan, stepAt } from '../../scripts/lib/steps.ts';
 import { parseServiceConfig } from '../../target-service/config.ts';
@@ -38,7 +39,7 @@ import {
 import { freeLoopbackPort, LoadApiClient } from './load-api.ts';
 import type { StudyProgress } from './progress-line.ts';
 import { requestEnv } from './request-options.ts';
-import { createRunDir, lockRunDir, ManifestFile, why, writeManifest } from './run-dir.ts';
+import { createRunDir, lockRunDir, ManifestFile, writeManifest } from './run-dir.ts';
 import {
   describeExit,
   type StudyService,
@@ -517,7 +518,9 @@ async function startLoadPart(
           ? failure.message
           : code === EXIT_CODES.interrupted
             ? `${engine} was stopped before its plan ended (exit ${code}: interrupted)`
-            : `${engine} died (${exitWords(child, code)})`;
+            : code === EXIT_CODES.outputFailed
+              ? `${engine} stopped: its output file could not be written (exit ${code})`
+              : `${engine} died (${exitWords(child, code)})`;
       return {
         reason: 'generator-died',
         detail: how,
