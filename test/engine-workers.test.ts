@@ -2,13 +2,14 @@
 // test-run: load
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, symlink } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { dirname } from 'node:path';
 import { test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { analyzePath } from '../analysis/analyze-run.ts';
+import { EXIT_CODES } from '../contract/index.ts';
 import { freeLoopbackPort } from '../harness/study/load-api.ts';
 import { childPids } from '../lib/proc-stat.ts';
 import { plateau } from './helpers/cli.ts';
@@ -240,6 +241,27 @@ test('SIGINT ends every worker with its data kept: 105, the CSV and the summary 
     0,
     'no teardown after a signal, as k6',
   );
+});
+
+test('an output that cannot be written stops every worker: 124 naming it, none left running', {
+  // A regression here hangs (a worker that missed the stop waits for a start that never
+  // comes): fail instead.
+  timeout: 60_000,
+}, async () => {
+  const server = await startTestServer();
+  const path = await writeScript(script(server.url, "rate: 50, duration: '60s'", '{}'));
+  // Worker 1 writes the file named, here the device that answers every write with ENOSPC;
+  // worker 2 writes its part beside it. The failure comes as worker 1 opens its output,
+  // while worker 2 is starting: the stop must reach a worker that has only just begun.
+  const csv = `${dirname(path)}/k6.csv`;
+  await symlink('/dev/full', csv);
+  const run = await plateau(['engine', 'run', path, '--workers', '2', '--out', `csv=${csv}`]);
+  assert.equal(run.code, EXIT_CODES.outputFailed, run.stderr);
+  assert.match(
+    run.stderr,
+    /the CSV output \S+k6\.csv cannot be written: no space left on the disk \(ENOSPC\)/,
+  );
+  assert.deepEqual(processesMatching('engine worker'), [], 'no worker left running');
 });
 
 test('bad --workers values exit 104 naming the problem and the fix', async () => {

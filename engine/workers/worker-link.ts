@@ -28,22 +28,48 @@ export interface IpcChannel {
   readonly connected?: boolean;
   on(event: 'message', listener: (message: unknown) => void): unknown;
   on(event: 'disconnect', listener: () => void): unknown;
-  off(event: 'message', listener: (message: unknown) => void): unknown;
 }
 
-/** The `init` message the coordinator sends a worker first. */
-export function receiveInit(channel: IpcChannel): Promise<WorkerInit> {
+/** The coordinator's `init`, and the channel's later messages, none lost in between. */
+export interface ReceivedInit {
+  init: WorkerInit;
+  /** Hands every message after `init` to `listener`: first those that came before this call, in order. */
+  listen(listener: (message: ToWorker) => void): void;
+}
+
+/**
+ * The `init` message the coordinator sends a worker first. One listener stays on the channel
+ * and keeps what follows until someone listens: messages that arrive together are emitted
+ * one after another before the promise's continuation runs, so a `stop` sent right after
+ * `init` (another worker failed as this one started) was dropped when the listener came off
+ * with `init`, and the worker then waited for a start that never came.
+ */
+export function receiveInit(channel: IpcChannel): Promise<ReceivedInit> {
   return new Promise((resolve, reject) => {
     if (!channel.send) {
       reject(new Error('a worker is started by `plateau engine run --workers`, with an IPC channel'));
       return;
     }
-    const listener = (message: unknown) => {
-      if ((message as ToWorker).kind !== 'init') return;
-      channel.off('message', listener);
-      resolve(message as WorkerInit);
-    };
-    channel.on('message', listener);
+    let received = false;
+    const early: ToWorker[] = [];
+    let deliver: ((message: ToWorker) => void) | undefined;
+    channel.on('message', (raw: unknown) => {
+      const message = raw as ToWorker;
+      if (received) {
+        if (deliver) deliver(message);
+        else early.push(message);
+        return;
+      }
+      if (message.kind !== 'init') return;
+      received = true;
+      resolve({
+        init: message as WorkerInit,
+        listen: (listener) => {
+          for (const each of early.splice(0)) listener(each);
+          deliver = listener;
+        },
+      });
+    });
   });
 }
 
@@ -99,10 +125,11 @@ export class WorkerLink implements TestCoordination {
   readonly #setupData = deferred<unknown>();
   readonly #finish = deferred<Extract<ToWorker, { kind: 'finish' }> | undefined>();
 
-  constructor(channel: IpcChannel, init: WorkerInit) {
+  constructor(channel: IpcChannel, received: ReceivedInit) {
+    const init = received.init;
     this.#channel = channel;
     this.#index = init.index;
-    channel.on('message', (message) => this.#receive(message as ToWorker));
+    received.listen((message) => this.#receive(message));
     channel.on('disconnect', () => {
       if (this.#ended) return;
       this.stop({ kind: 'signal', message: 'the coordinator of the workers is gone' });

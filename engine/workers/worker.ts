@@ -2,8 +2,7 @@
 import type { TestCoordination } from '../coordination.ts';
 import type { Logger } from '../js/logger.ts';
 import { runTest } from '../runner.ts';
-import { type IpcChannel, WorkerLink } from './worker-link.ts';
-import type { WorkerInit } from './worker-protocol.ts';
+import { type IpcChannel, type ReceivedInit, WorkerLink } from './worker-link.ts';
 
 /** A worker under way. */
 export interface StartedWorker {
@@ -18,8 +17,9 @@ export interface StartedWorker {
  * Workers after the first say nothing but errors until the clock starts: what they would
  * log while loading (option warnings, the rehearsal) is worker 0's word for word.
  */
-export function startWorker(init: WorkerInit, logger: Logger, channel: IpcChannel): StartedWorker {
-  const link = new WorkerLink(channel, init);
+export function startWorker(received: ReceivedInit, logger: Logger, channel: IpcChannel): StartedWorker {
+  const { init } = received;
+  const link = new WorkerLink(channel, received);
   let clockStarted = init.index === 0;
   const quiet: Logger = {
     log(level, message, fields) {

@@ -402,11 +402,12 @@ Examples:
     .command('worker', { hidden: true })
     .description('one process of `plateau engine run --workers`, which starts it')
     .action(async () => {
-      const init = await receiveInit(process);
+      const received = await receiveInit(process);
+      const init = received.init;
       const problems: ConfigProblem[] = [];
       const { output, verbose, format } = init.logging;
       const logs = cliLogger(output, verbose, problems, format);
-      const worker = startWorker(init, logs.logger, process);
+      const worker = startWorker(received, logs.logger, process);
       // A signal (a terminal's Ctrl-C reaches the whole group) ends its share as the coordinator's stop does.
       setSignalPolicy({
         exitCode: () => EXIT_CODES.interrupted,
