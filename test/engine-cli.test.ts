@@ -89,8 +89,10 @@ test('PLATEAU_ENGINE_GC=parallel runs the engine in the process started, with V8
   const server = await startTestServer();
   const script = await writeScript(`
 import http from 'k6/http';
-export const options = { scenarios: { short: { executor: 'constant-arrival-rate', rate: 10, duration: '2s', preAllocatedVUs: 2 } } };
+export const options = { scenarios: { short: { executor: 'constant-arrival-rate', rate: 10, duration: '2s', preAllocatedVUs: 20 } } };
 export default async function () { await http.asyncRequest('GET', '${server.url}/'); }`);
+  // A VU for every start, so that a stall of the saturated machine drops none (with 2, one
+  // longer than 200 ms would have).
   let children: string[][] = [];
   const result = await plateau(['engine', 'run', script, '-q'], {
     env: { PLATEAU_ENGINE_GC: 'parallel' },

@@ -108,22 +108,24 @@ test('each VU keeps its own connections, and arrival-rate iterations go to the l
       await writeScript(`
 import http from 'k6/http';
 import exec from 'k6/execution';
-export const options = { scenarios: { s: { executor: 'constant-arrival-rate', rate: 40, duration: '1s', preAllocatedVUs: 5 } } };
+export const options = { scenarios: { s: { executor: 'constant-arrival-rate', rate: 10, duration: '2s', preAllocatedVUs: 5 } } };
 export default async function () {
   await http.asyncRequest('GET', '${url}', null, { tags: { vu: String(exec.vu.idInTest) } });
 }`),
     );
     assert.equal(run.exitCode, 0, run.logs.join('\n'));
     const reqs = run.rows.filter((r) => r.metric_name === 'http_reqs');
-    assert.equal(reqs.length, 40);
+    // 100 ms between starts and five VUs: a start finds no idle VU (and is dropped) only if
+    // the process stalls for half a second, which 40/s (125 ms) left to a saturated machine.
+    assert.equal(reqs.length, 20);
     const perVu = new Map<string, number>();
     for (const r of reqs) perVu.set(r.extra_tags ?? '', (perVu.get(r.extra_tags ?? '') ?? 0) + 1);
     assert.equal(perVu.size, 5, 'all five VUs took iterations in turn');
-    // 8 each when every request ends within the 25 ms between starts; on a saturated machine a
-    // slow one leaves its VU busy and the next idle VU takes that start (9,8,8,8,7 in one CI
-    // run), which is the same rule. The most recently idle VU would have taken nearly all.
+    // 4 each when every request ends within the 100 ms between starts; a slow one leaves its
+    // VU busy and the next idle VU takes that start, which is the same rule. The most recently
+    // idle VU would have taken nearly all.
     assert.ok(
-      [...perVu.values()].every((n) => n >= 6 && n <= 10),
+      [...perVu.values()].every((n) => n >= 2 && n <= 6),
       JSON.stringify([...perVu]),
     );
     assert.equal(sockets.size, 5, 'one keep-alive connection per VU, as k6 opens them');

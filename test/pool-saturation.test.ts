@@ -258,13 +258,16 @@ test('one request at a time reads as query time × rate ÷ POOL_MAX', async () =
   }
   const bucket = await stepOf(service.url, 'single');
   const ratePerSec = bucket.served / (bucket.pool.currentMs / 1000);
-  const queryS = bucket.queryMs.p50 / 1000;
+  // The mean, as Little's law has it: a query slowed by a stall of the machine holds its
+  // connection longer, which the checked-out time counts and a median would not.
+  const queryS = (bucket.queryMs.mean ?? bucket.queryMs.p50) / 1000;
   const predictedPct = ((queryS * ratePerSec) / poolMax) * 100;
   const measuredPct = bucket.pool.checkedOutPct ?? 0;
   assert.ok(
     Math.abs(measuredPct - predictedPct) <= predictedPct * 0.2,
     `measured ${measuredPct}% vs predicted ${predictedPct.toFixed(2)}% (query ${queryS}s × ${ratePerSec.toFixed(2)}/s ÷ ${poolMax})`,
   );
-  assert.ok(measuredPct > 8 && measuredPct < 18, `about 12.5%, got ${measuredPct}`);
+  // About 12.5 % (50 ms × 10/s ÷ 4); the band catches a unit or scale error, not the machine's speed.
+  assert.ok(measuredPct > 5 && measuredPct < 30, `about 12.5%, got ${measuredPct}`);
   assert.equal(bucket.pool.checkedOutMax, 1);
 });
