@@ -159,7 +159,9 @@ async function survivesOutage(end: 'stop' | 'kill'): Promise<void> {
     }
     assert.ok(refused.length >= 20, `${refused.length} refused`);
     const slowest = Math.max(...load.answers.map((a) => a.durationMs));
-    assert.ok(slowest < ACQUIRE_TIMEOUT_MS + 250, `an answer took ${Math.round(slowest)} ms`);
+    // Bounded by the acquire timeout, not hung: a second of slack for a stall of the machine
+    // (PostgreSQL restarting on the same two cores) on top of a wait that ran its full time.
+    assert.ok(slowest < ACQUIRE_TIMEOUT_MS + 1000, `an answer took ${Math.round(slowest)} ms`);
     const fast = refused.map((a) => a.durationMs).sort((x, y) => x - y);
     assert.ok(
       fast[Math.floor(fast.length / 2)]! < 50,

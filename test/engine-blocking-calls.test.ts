@@ -79,7 +79,7 @@ import exec from 'k6/execution';
 export const options = {
   scenarios: {
     sleeper: { executor: 'per-vu-iterations', vus: 1, iterations: 1, exec: 'sleeper' },
-    busy: { executor: 'constant-vus', vus: 1, duration: '1s', exec: 'busy' },
+    busy: { executor: 'constant-vus', vus: 1, duration: '3s', exec: 'busy' },
   },
 };
 export function sleeper() {
@@ -101,9 +101,12 @@ export function busy() {
     after - before >= 590,
     `the sleeper's second request came ${Math.round(after - before)} ms after its first`,
   );
+  // About eleven in the 600 ms; a sleep that blocked the engine would allow at most one. The
+  // busy VU runs well past the sleep, and two are asked for, so that a start late by a second
+  // or a stall of the saturated machine does not empty the window.
   const busyDuring = at('/busy').filter((t) => t > before && t < after);
   assert.ok(
-    busyDuring.length >= 5,
+    busyDuring.length >= 2,
     `the other VU kept going while one slept (${busyDuring.length} requests)`,
   );
 });

@@ -173,16 +173,21 @@ test('ADMISSION=on: while the event loop is late, new requests are refused at th
   await waitUntil(async () => (await live(service.url)).admission === 'busy', 'the gate turning busy');
   const refused = await concurrent(service.url, 4, 'gate');
   const admitted = await first;
-  assert.deepEqual(
-    admitted.map((r) => r.status),
-    Array(8).fill(200),
-    'admitted work is not shed',
+  // The burst normally finds the gate open, but a stall of the machine while its requests
+  // arrive is event-loop lateness too, and the gate rightly refuses the rest of them (the
+  // last of eight in CI run 91). What must hold: each is served or refused at the door, never
+  // shed once admitted, and the counts agree.
+  const burstRefused = admitted.filter((r) => r.status === 503);
+  assert.ok(
+    admitted.every((r) => r.status === 200 || r.status === 503),
+    `served or refused: ${admitted.map((r) => r.status)}`,
   );
+  assert.ok(burstRefused.length < 8, 'the first of the burst found the gate open');
   assert.deepEqual(
     refused.map((r) => r.status),
     [503, 503, 503, 503],
   );
-  for (const r of refused) {
+  for (const r of [...burstRefused, ...refused]) {
     assert.deepEqual(JSON.parse(r.text), { error: 'overloaded', reason: 'admission' });
     assert.equal(r.headers['retry-after'], '1');
   }
@@ -191,12 +196,13 @@ test('ADMISSION=on: while the event loop is late, new requests are refused at th
   const after = await fetchText(`${service.url}/statement?account=1`, { 'x-load-step': 'gate' });
   assert.equal(after.status, 200);
   const bucket = await stepOf(service.url, 'gate');
-  assert.equal(bucket.sheds.admission, 4);
-  assert.equal(bucket.queryMs.count, 9, 'no query ran for a refused request');
+  const shed = burstRefused.length + 4;
+  assert.equal(bucket.sheds.admission, shed);
+  assert.equal(bucket.queryMs.count, 8 - burstRefused.length + 1, 'no query ran for a refused request');
   const metrics = (await fetchText(`${service.url}/metrics`)).text;
   assert.match(metrics, /admission_transitions_total\{to="busy"\} [1-9]/);
   assert.match(metrics, /admission_transitions_total\{to="normal"\} [1-9]/);
-  assert.match(metrics, /http_requests_shed_total\{reason="admission"\} 4/);
+  assert.match(metrics, new RegExp(`http_requests_shed_total\\{reason="admission"\\} ${shed}\\b`));
   assert.ok(service.logs.some((l) => /event=admission_busy loopDelayMs=\S+ high=30/.test(l)));
   assert.ok(service.logs.some((l) => /event=admission_normal loopDelayMs=\S+ low=5/.test(l)));
   // The last request's own 80 ms may have closed the door again; once idle it reopens.
