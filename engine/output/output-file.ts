@@ -41,9 +41,9 @@ export interface OutputFileOptions {
 }
 
 /**
- * What may wait for a slow file: at 10,000 requests/s the CSV output makes about 15 MB of
- * rows a second, so this rides out a disk that stalls for many seconds, and keeps a file
- * that never catches up from holding more memory than the rest of the engine.
+ * What may wait for a slow file: room to ride out a disk that stalls for a while, and a bound
+ * that keeps a file that never catches up from holding more memory than the rest of the
+ * engine (docs/engine.md, "Memory over a long run").
  */
 export const MAX_QUEUED_BYTES = 256 * 1024 * 1024;
 /** A failed file that has taken no bytes for this long while closing is given up. */
@@ -193,7 +193,7 @@ class GuardedFile implements OutputFile {
       new PlateauError(
         ERROR_CODES.INPUT,
         `${this.#name} cannot be written: ${why(error)}; the test stops here, and the file holds the samples written before`,
-        { hint: 'free space on its disk, or write it where there is room', cause: error },
+        { hint: hintFor(error), cause: error },
       ),
     );
   }
@@ -203,6 +203,15 @@ class GuardedFile implements OutputFile {
     this.#failure = failure;
     this.#onFailure?.(failure);
   }
+}
+
+/** What to do about a write error, by its code. */
+function hintFor(error: Error): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ENOSPC' || code === 'EDQUOT')
+    return 'free space on its disk, or write it where there is room';
+  if (code === 'EPIPE') return 'keep whatever reads the output running until the test ends';
+  return 'write the output to a file on a disk that works';
 }
 
 /** Size of the chunks text is packed into before it goes to the stream. */
