@@ -21,16 +21,19 @@
 // LOAD_SLOTS of them at once (a file says `test-run: load` in its opening comment), with the
 // unit files and the static checks filling the other places. A file whose assertions depend
 // on having the cores to itself (a rate the generator must hold, a CPU that must be the limit,
-// timings compared between two engines) says `test-run: solo` and runs first, with nothing
-// beside it.
+// timings compared between two engines) says `test-run: solo` and runs first, with only the
+// unit files beside their sources and the static checks beside it, and those in a cgroup with
+// `cpu.idle` set (IDLE_CPU_GROUP): they run on CPU the solo file leaves idle, which is most
+// of it, and give it back the moment the solo file's processes wake.
 //
-// Nothing runs at a lower or higher CPU priority: each file runs in a session of its own (so
-// that an interrupted run can end its whole process group), and where the kernel has
-// autogroups (sched(7), this machine's) each session is a scheduling group that shares the CPU
-// equally with the others whatever the nice values inside it. Giving the groups themselves
-// priorities (/proc/<pid>/autogroup) was tried, to run the solo files beside the others at a
-// higher one: every layout tried failed a timing assertion somewhere (docs/architecture.md,
-// "Tests").
+// Apart from that idle group nothing runs at a lower or higher CPU priority: each file runs in
+// a session of its own (so that an interrupted run can end its whole process group), and where
+// the kernel has autogroups (sched(7), this machine's) each session is a scheduling group that
+// shares the CPU equally with the others whatever the nice values inside it. Giving the groups
+// themselves priorities (/proc/<pid>/autogroup) was tried, to run the solo files beside the
+// others at a higher one: every layout tried failed a timing assertion somewhere
+// (docs/architecture.md, "Tests"). A nice value still takes a share of the CPU when the solo
+// file wants it all; `cpu.idle` takes none.
 //
 // Files start longest first (test/durations.json, the seconds each took in the last full
 // run; `--save-durations` rewrites it), so the longest suites never start last. Each file's
@@ -65,7 +68,7 @@ const ROOT = dirname(HERE);
 const DURATIONS_FILE = join(HERE, 'durations.json');
 const REPORTER = join(HERE, 'helpers', 'count-reporter.mjs');
 /** At most this many `test-run: load` files at once. */
-const LOAD_SLOTS = 3;
+const LOAD_SLOTS = 4;
 /** The static checks of a full run: a name (its key in durations.json) and its command. */
 const CHECKS = [
   { file: 'check: tsc -p . && tsc -p scripts', command: 'npm run --silent typecheck' },
@@ -81,6 +84,24 @@ const CPUACCT = (() => {
     return undefined;
   }
 })();
+/**
+ * Where the jobs that run beside the solo files go: a cgroup v1 `cpu` group with `cpu.idle`
+ * set (Linux 5.15+), whose processes run only on CPU nobody else wants and give it up the
+ * moment another process wakes, when the machine lets us make one (root); undefined otherwise,
+ * and those jobs wait for the solo files to end like the rest.
+ */
+const IDLE_CPU_GROUP = (() => {
+  const root = '/sys/fs/cgroup/cpu';
+  try {
+    accessSync(join(root, 'cgroup.procs'), constants.W_OK);
+    accessSync(join(root, 'cpu.idle'), constants.R_OK);
+    return join(root, `plateau-tests-idle-${process.pid}`);
+  } catch {
+    return undefined;
+  }
+})();
+/** At most this many jobs at once beside a solo file, in IDLE_CPU_GROUP. */
+const IDLE_SLOTS = 2;
 /** Seconds assumed for a file test/durations.json does not list, by its kind. */
 const UNKNOWN_SECONDS = { solo: 30, load: 20, unit: 1 };
 
@@ -146,6 +167,9 @@ function groupUnits(files, bundles, bundleDir) {
       file: `${group.name} (${group.members.length} files)`,
       durationKey: group.name,
       kind: 'unit',
+      // Nothing in a file beside its source judges time by the wall clock (those that must
+      // say `test-run: own-process` or `solo`), so the group may run beside the solo files.
+      idleOk: true,
       bundle: entry,
       expected: group.members.reduce((sum, f) => sum + f.expected, 0),
     });
@@ -248,7 +272,7 @@ process.on('SIGTERM', () => interrupt('SIGTERM'));
  * Runs one file's bundle, or a check's command (`command`); resolves with its exit code,
  * output, counts (none for a check) and seconds.
  */
-function runFile(file, bundle, tmp, command, cpu) {
+function runFile(file, bundle, tmp, command, cpu, idle) {
   const base = join(tmp, file.replace(/[^\w.-]+/g, '_'));
   const countsFile = `${base}.counts.json`;
   const cpuFile = `${base}.cpu`;
@@ -274,11 +298,25 @@ function runFile(file, bundle, tmp, command, cpu) {
   // PostgreSQL).
   const group = cpu && CPUACCT ? join(CPUACCT, String(++groupCount)) : undefined;
   if (group) mkdirSync(group, { recursive: true });
-  const [program, args] = group
-    ? ['sh', ['-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', group, fileProgram, ...fileArgs]]
-    : cpu
+  const [timedProgram, timedArgs] =
+    cpu && !group
       ? ['/usr/bin/time', ['-f', '%U %S', '-o', cpuFile, fileProgram, ...fileArgs]]
       : [fileProgram, fileArgs];
+  // The cgroups (`:`-separated) are joined by the job's first process before it runs anything.
+  const groups = [group, idle ? IDLE_CPU_GROUP : undefined].filter(Boolean);
+  const [program, args] =
+    groups.length > 0
+      ? [
+          'sh',
+          [
+            '-c',
+            'IFS=:; for g in $0; do echo $$ > "$g/cgroup.procs" || exit 125; done; unset IFS; exec "$@"',
+            groups.join(':'),
+            timedProgram,
+            ...timedArgs,
+          ],
+        ]
+      : [timedProgram, timedArgs];
   const child = spawn(
     program,
     args,
@@ -334,8 +372,9 @@ function runFile(file, bundle, tmp, command, cpu) {
 }
 
 /**
- * Runs the files: solo ones one at a time, first, alone; then the `load` files, at most
- * LOAD_SLOTS at once, with unit files and checks filling the other places up to `jobs`.
+ * Runs the files: solo ones one at a time, first, with only `idleOk` jobs beside them, at most
+ * IDLE_SLOTS at once in IDLE_CPU_GROUP; then the `load` files, at most LOAD_SLOTS at once,
+ * with unit files and checks filling the other places up to `jobs`.
  */
 async function runAll(files, jobs, tmp, cpu, onDone) {
   const solo = files.filter((f) => f.kind === 'solo');
@@ -345,12 +384,14 @@ async function runAll(files, jobs, tmp, cpu, onDone) {
   let soloRunning = false;
   let loadRunning = 0;
   let unitsRunning = 0;
+  let idleRunning = 0;
   await new Promise((resolveAll) => {
-    const start = (f, onEnd) => {
-      runFile(f.file, f.bundle, tmp, f.command, cpu).then((result) => {
+    const start = (f, onEnd, idle = false) => {
+      runFile(f.file, f.bundle, tmp, f.command, cpu, idle).then((result) => {
         result.durationKey = f.durationKey ?? f.file;
         onEnd();
         result.kind = f.command ? 'check' : f.kind;
+        result.idle = idle;
         onDone(result, result.kind);
         results.push(result);
         startNext();
@@ -368,6 +409,21 @@ async function runAll(files, jobs, tmp, cpu, onDone) {
           start(solo.shift(), () => {
             soloRunning = false;
           });
+        }
+        while (IDLE_CPU_GROUP && idleRunning < IDLE_SLOTS) {
+          const next = units.findIndex((f) => f.idleOk);
+          if (next < 0) break;
+          idleRunning++;
+          unitsRunning++;
+          const [f] = units.splice(next, 1);
+          start(
+            f,
+            () => {
+              idleRunning--;
+              unitsRunning--;
+            },
+            true,
+          );
         }
         return;
       }
@@ -406,6 +462,17 @@ const tmp = mkdtempSync(join(tmpdir(), 'plateau-tests-'));
 // As open as /tmp itself: under root, PostgreSQL runs as the `postgres` user and must read
 // and write its files here.
 chmodSync(tmp, 0o1777);
+if (IDLE_CPU_GROUP) {
+  mkdirSync(IDLE_CPU_GROUP);
+  writeFileSync(join(IDLE_CPU_GROUP, 'cpu.idle'), '1');
+  process.on('exit', () => {
+    try {
+      rmdirSync(IDLE_CPU_GROUP);
+    } catch {
+      console.log(`a job left processes running in ${IDLE_CPU_GROUP}`);
+    }
+  });
+}
 const bundleDir = join(ROOT, 'node_modules', '.cache', 'plateau', `tests-${process.pid}`);
 const bundles = await bundleTests(
   files.map((f) => f.file),
@@ -415,7 +482,8 @@ process.on('exit', () => rmSync(bundleDir, { recursive: true, force: true }));
 const jobs = groupUnits(files, bundles, bundleDir);
 for (const job of jobs) job.expected = durations[job.durationKey ?? job.file] ?? job.expected;
 if (options.checks && options.filters.length === 0) {
-  for (const check of CHECKS) jobs.push({ ...check, kind: 'unit', expected: durations[check.file] ?? 40 });
+  for (const check of CHECKS)
+    jobs.push({ ...check, kind: 'unit', idleOk: true, expected: durations[check.file] ?? 40 });
 }
 jobs.sort((a, b) => b.expected - a.expected || a.file.localeCompare(b.file));
 const kinds = { solo: 0, load: 0, unit: 0 };
@@ -433,7 +501,7 @@ const results = await runAll(jobs, options.jobs, tmp, options.cpu, (result, kind
   process.stdout.write(result.output);
   const elapsed = ((performance.now() - started) / 1000).toFixed(0);
   console.log(
-    `${mark} ${result.file} (${kind}, ${result.seconds.toFixed(1)} s${cpuText(result)}) · ${finished}/${jobs.length} jobs · ${elapsed} s\n`,
+    `${mark} ${result.file} (${kind}${result.idle ? ' beside the solo files' : ''}, ${result.seconds.toFixed(1)} s${cpuText(result)}) · ${finished}/${jobs.length} jobs · ${elapsed} s\n`,
   );
 });
 
