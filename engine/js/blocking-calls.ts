@@ -9,6 +9,7 @@ import type { parse as babelParse } from '@babel/parser';
 import type _traverse from '@babel/traverse';
 import type { Binding, NodePath } from '@babel/traverse';
 import type * as t from '@babel/types';
+import { commonJsExports } from '../../lib/commonjs-exports.ts';
 
 type Traverse = (typeof _traverse)['default'];
 
@@ -26,7 +27,7 @@ export async function loadBlockingCallRewrite(): Promise<typeof rewriteBlockingC
     const [parser, traverser] = await Promise.all([import('@babel/parser'), import('@babel/traverse')]);
     // @babel/traverse is CommonJS: under ESM its function arrives as the default's `default`.
     const loaded = traverser.default as unknown as Traverse & { default?: Traverse };
-    babel = { parse: parser.parse, traverse: loaded.default ?? loaded };
+    babel = { parse: commonJsExports(parser).parse, traverse: loaded.default ?? loaded };
   }
   return rewriteBlockingCalls;
 }

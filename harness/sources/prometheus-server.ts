@@ -9,6 +9,7 @@ import {
   type MeterSourceStatus,
   PlateauError,
 } from '../../contract/index.ts';
+import { commonJsExports } from '../../lib/commonjs-exports.ts';
 import { httpGet, type MeterLog, type MeterSource, StatusTally, statusInWords } from './meter-source.ts';
 
 /** The defaults of a Prometheus server read, in one place. */
@@ -413,7 +414,7 @@ class PrometheusApi {
     const answer = await this.#get('/api/v1/status/config', {});
     if (!answer.ok) return { seconds: null, unreachable: answer.reached ? null : answer.words };
     // yaml is imported here, not with the CLI: only a Prometheus source reads YAML.
-    const { parse: parseYaml } = await import('yaml');
+    const { parse: parseYaml } = commonJsExports(await import('yaml'));
     return { seconds: this.#intervalIn(answer.data, job, parseYaml), unreachable: null };
   }
 
