@@ -37,8 +37,9 @@
 //
 // Files start longest first (test/durations.json, the seconds each took in the last full
 // run; `--save-durations` rewrites it), so the longest suites never start last. Each file's
-// processes carry PLATEAU_TEST_MARK=<its path>, inherited by all they start, so that a test
-// looking for processes it left behind (test/helpers/processes.ts) sees only its own. Each file's
+// processes carry PLATEAU_TEST_MARK=`<its path> in <the run's TMPDIR>`, inherited by all they
+// start, so that a test looking for processes it left behind (test/helpers/processes.ts) sees
+// only its own, not another file's nor those a killed earlier run left. Each file's
 // output is printed whole when it ends, never interleaved. The files share one TMPDIR for the
 // run, removed at the end when everything passed (kept and named otherwise), so no test
 // leaves temporary files behind.
@@ -323,7 +324,7 @@ function runFile(file, bundle, tmp, command, cpu, idle) {
     // Its own process group, so that an interrupted run ends the file's whole tree (its
     // services, engines and PostgreSQL), not only the test process.
     {
-      env: { ...process.env, TMPDIR: tmp, PLATEAU_TEST_MARK: file },
+      env: { ...process.env, TMPDIR: tmp, PLATEAU_TEST_MARK: `${file} in ${tmp}` },
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,

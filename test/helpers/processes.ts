@@ -3,8 +3,10 @@ import { accessSync, constants, readdirSync, readFileSync } from 'node:fs';
 
 /**
  * test/run-tests.mjs runs several test files at once and gives each a PLATEAU_TEST_MARK in its
- * environment, which every process it starts inherits. A process carrying another file's mark
- * is that file's, not this one's: counting it as left behind, or killing it, would be wrong.
+ * environment (its path and the run's TMPDIR), which every process it starts inherits. A
+ * process carrying another file's mark is that file's, not this one's, and one carrying this
+ * file's path from another run was left by an earlier run that was killed: counting either as
+ * left behind, or killing it, would be wrong.
  */
 const MARK = process.env.PLATEAU_TEST_MARK;
 
