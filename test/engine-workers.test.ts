@@ -310,3 +310,51 @@ test('plateau run --workers 2: the study’s load on two workers, one client fil
     'the workers’ parts joined',
   );
 });
+
+test('plateau check --workers 2: the check’s constant rate on two workers, its thresholds over both; bad values exit 104', async () => {
+  const server = await startTestServer();
+  const out = dirname(await writeScript(''));
+  // Both workers are seen running: a process poll every 50 ms across a 4 s check.
+  let most = 0;
+  const poll = setInterval(() => {
+    most = Math.max(most, processesMatching('engine worker').length);
+  }, 50);
+  const run = await plateau([
+    'check',
+    '--target',
+    server.url,
+    '--rate',
+    '20',
+    '--duration',
+    '4',
+    '--workers',
+    '2',
+    '--out',
+    out,
+    '--json',
+  ]).finally(() => clearInterval(poll));
+  assert.equal(run.code, 0, run.stderr);
+  assert.equal(most, 2, 'two engine workers ran the check');
+  const result = JSON.parse(run.stdout) as { runDir: string; thresholds: { failed: boolean }[] };
+  assert.ok(result.thresholds.length > 0 && result.thresholds.every((t) => !t.failed), run.stdout);
+  const summary = JSON.parse(await readFile(`${result.runDir}/summary.json`, 'utf8'));
+  assert.equal(summary.metrics.http_reqs.count, 80, 'every start of 20/s for 4 s, once, over both workers');
+  assert.deepEqual(
+    (await readdir(result.runDir)).filter((f) => f.includes('.part')),
+    [],
+    'the workers’ parts joined',
+  );
+  assert.deepEqual(processesMatching('engine worker'), [], 'no worker left running');
+
+  const bad: [args: string[], expected: RegExp][] = [
+    [['--workers', '0'], /0 workers would run no engine at all/],
+    [['--workers', '2', '--engine', 'k6'], /--workers.*real k6 uses every core by itself/s],
+  ];
+  const refused = await Promise.all(
+    bad.map(([args]) => plateau(['check', '--target', server.url, '--rate', '20', '--out', out, ...args])),
+  );
+  for (const [i, r] of refused.entries()) {
+    assert.equal(r.code, 104, r.stderr);
+    assert.match(r.stderr, bad[i]![1]);
+  }
+});

@@ -69,7 +69,7 @@ const ROOT = dirname(HERE);
 const DURATIONS_FILE = join(HERE, 'durations.json');
 const REPORTER = join(HERE, 'helpers', 'count-reporter.mjs');
 /** At most this many `test-run: load` files at once. */
-const LOAD_SLOTS = 4;
+const LOAD_SLOTS = 3;
 /** The static checks of a full run: a name (its key in durations.json) and its command. */
 const CHECKS = [
   { file: 'check: tsc -p . && tsc -p scripts', command: 'npm run --silent typecheck' },

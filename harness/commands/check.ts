@@ -1,4 +1,5 @@
 // `plateau check`: the CI gate at the recorded safe limit.
+import { availableParallelism } from 'node:os';
 import { relative } from 'node:path';
 import { type Command, Option } from 'commander';
 import { type ConfigProblem, EXIT_CODES, PlateauError } from '../../contract/index.ts';
@@ -16,7 +17,13 @@ import {
   type RequestFlags,
   requestFlags,
 } from '../study/request-options.ts';
-import { isLoopbackUrl, SETTABLE_KEYS, studyScript } from '../study/study-options.ts';
+import {
+  isLoopbackUrl,
+  planWorkers,
+  reservedCores,
+  SETTABLE_KEYS,
+  studyScript,
+} from '../study/study-options.ts';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -32,6 +39,7 @@ interface CheckFlags extends RequestFlags {
   allowRemoteTarget?: boolean;
   engine?: 'embedded' | 'k6';
   k6Bin?: string;
+  workers?: string;
   db?: string;
   out: string;
   junit?: string;
@@ -71,6 +79,10 @@ when interrupted, 1 when the check could not run.`,
     .option('--allow-remote-target', 'allow a --target that is not a loopback address')
     .addOption(new Option('--engine <engine>', 'load engine').choices(['embedded', 'k6']).default('embedded'))
     .option('--k6-bin <path>', 'the k6 binary for --engine k6')
+    .option(
+      '--workers <count>',
+      "run the embedded engine on this many processes, one per core, as one test: for a rate past what one core keeps up for the check's length (~5,000 requests/s for an hour); auto: the cores less one for the service plateau starts (or a target on this machine) and one for its embedded database",
+    )
     .option('--db <db>', "'embedded' (default) or a postgres:// URL")
     .option('--out <dir>', "where the check's run directory goes", 'runs')
     .option('--junit <file>', 'write JUnit XML (one test case per threshold)')
@@ -78,7 +90,7 @@ when interrupted, 1 when the check could not run.`,
     .option('-q, --quiet', 'no progress on stderr')
     .addHelpText(
       'after',
-      '\nExamples:\n  plateau check --record runs/20261201-101500-ab12 --junit plateau.xml\n  plateau check --rate 40 --duration 20',
+      "\nExamples:\n  plateau check --record runs/20261201-101500-ab12 --junit plateau.xml\n  plateau check --rate 40 --duration 20\n  plateau check --target http://127.0.0.1:8080 --rate 10000 --duration 1h --workers auto   # an hour past one core's rate",
     )
     .action(async (typed: CheckFlags & { config?: string }, command: Command) => {
       const { flags } = await withConfigFile(typed, command);
@@ -167,6 +179,12 @@ when interrupted, 1 when the check could not run.`,
         problems,
         {},
       );
+      const workers = planWorkers(
+        flags.workers,
+        flags.engine ?? 'embedded',
+        { cores: availableParallelism(), reservedCores: reservedCores(baseUrl, db) },
+        problems,
+      );
       if (problems.length > 0) throw PlateauError.invalidConfig(problems, 'options');
       const plan: CheckPlan = {
         ratePerSec: rate ?? recorded!.ratePerSec,
@@ -179,6 +197,7 @@ when interrupted, 1 when the check could not run.`,
         script,
         engine: flags.engine ?? 'embedded',
         k6Bin: flags.k6Bin ?? process.env.K6_BIN ?? 'k6',
+        ...(workers !== undefined ? { workers } : {}),
         db,
         out: flags.out,
       };

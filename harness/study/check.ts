@@ -44,6 +44,8 @@ export interface CheckPlan {
   script: string;
   engine: 'embedded' | 'k6';
   k6Bin: string;
+  /** The embedded engine's worker processes (`--workers`), or undefined to run it in one. */
+  workers?: number;
   db: string;
   out: string;
 }
@@ -194,6 +196,7 @@ export async function runCheck(
       summary: join(dir, 'summary.json'),
       dir,
       address: `127.0.0.1:${apiPort}`,
+      ...(plan.workers !== undefined ? { workers: plan.workers } : {}),
     });
     const spawnedMs = Date.now();
     const onAbort = () => child.child.kill('SIGINT');

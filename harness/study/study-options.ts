@@ -461,12 +461,11 @@ export function planStudy(
     engine,
     {
       cores: context.cores ?? availableParallelism(),
-      // A core for the service plateau starts (or a target on this machine), one for its embedded database.
-      reservedCores:
-        (target === undefined || ownService !== undefined || isLoopbackUrl(target) ? 1 : 0) +
-        (db === 'embedded' && (target === undefined || (ownService !== undefined && flags.db !== undefined))
-          ? 1
-          : 0),
+      reservedCores: reservedCores(
+        target,
+        db,
+        ownService === undefined ? undefined : { dbGiven: flags.db !== undefined },
+      ),
     },
     problems,
     sources,
@@ -521,17 +520,33 @@ export function planStudy(
 }
 
 /**
+ * The cores `--workers auto` leaves to the rest of a run on this machine: one for the service
+ * plateau starts (the reference one, `ownService` one of your own, or a target on a loopback
+ * address), one for its embedded PostgreSQL (the reference service's, or your service's when
+ * it was given `--db embedded`).
+ */
+export function reservedCores(
+  target: string | undefined,
+  db: string,
+  ownService?: { dbGiven: boolean },
+): number {
+  const service = target === undefined || ownService !== undefined || isLoopbackUrl(target) ? 1 : 0;
+  const database = db === 'embedded' && (target === undefined || ownService?.dbGiven === true) ? 1 : 0;
+  return service + database;
+}
+
+/**
  * `--workers`: the embedded engine's processes, checked as `plateau engine run` checks them
  * (engine/workers/worker-plan.ts). `auto` leaves a core to each part of the study on this
  * machine: the service plateau starts (or a target on a loopback address) and its embedded
  * PostgreSQL. Real k6 uses every core by itself: with --engine k6 it is a problem.
  */
-function planWorkers(
+export function planWorkers(
   text: string | undefined,
   engine: string,
   machine: { cores: number; reservedCores: number },
   problems: ConfigProblem[],
-  sources: Record<string, SourcedValue>,
+  sources: Record<string, SourcedValue> = {},
 ): number | undefined {
   if (text === undefined) return undefined;
   if (engine === 'k6') {
