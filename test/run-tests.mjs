@@ -33,7 +33,7 @@
 // themselves priorities (/proc/<pid>/autogroup) was tried, to run the solo files beside the
 // others at a higher one: every layout tried failed a timing assertion somewhere
 // (docs/architecture.md, "Tests"). A nice value still takes a share of the CPU when the solo
-// file wants it all; `cpu.idle` takes none.
+// file wants it all; `cpu.idle` takes next to none.
 //
 // Files start longest first (test/durations.json, the seconds each took in the last full
 // run; `--save-durations` rewrites it), so the longest suites never start last. Each file's
@@ -53,6 +53,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   rmdirSync,
   rmSync,
   writeFileSync,
@@ -93,15 +94,38 @@ const CPUACCT = (() => {
  */
 const IDLE_CPU_GROUP = (() => {
   const root = '/sys/fs/cgroup/cpu';
+  const group = join(root, `plateau-tests-idle-${process.pid}`);
   try {
     accessSync(join(root, 'cgroup.procs'), constants.W_OK);
-    accessSync(join(root, 'cpu.idle'), constants.R_OK);
-    return join(root, `plateau-tests-idle-${process.pid}`);
+    mkdirSync(group);
   } catch {
     return undefined;
   }
+  try {
+    writeFileSync(join(group, 'cpu.idle'), '1');
+  } catch {
+    // A kernel before 5.15 has no cpu.idle: no idle group, then.
+    rmdirSync(group);
+    return undefined;
+  }
+  process.on('exit', () => {
+    try {
+      rmdirSync(group);
+    } catch {
+      console.log(`a job left processes running in ${group}`);
+    }
+  });
+  return group;
 })();
-/** At most this many jobs at once beside a solo file, in IDLE_CPU_GROUP. */
+/**
+ * Where `cpu` and `cpuacct` are one hierarchy (systemd's usual cgroup v1 mounts), a process is
+ * in one group of both: an idle job's cpuacct group is then made inside IDLE_CPU_GROUP.
+ */
+const CPU_WITH_CPUACCT =
+  CPUACCT !== undefined &&
+  IDLE_CPU_GROUP !== undefined &&
+  realpathSync('/sys/fs/cgroup/cpu') === realpathSync('/sys/fs/cgroup/cpuacct');
+/** At most this many jobs at once beside a solo file, in IDLE_CPU_GROUP (fewer with `--jobs` under 3). */
 const IDLE_SLOTS = 2;
 /** Seconds assumed for a file test/durations.json does not list, by its kind. */
 const UNKNOWN_SECONDS = { solo: 30, load: 20, unit: 1 };
@@ -297,14 +321,17 @@ function runFile(file, bundle, tmp, command, cpu, idle) {
   // (`exec`), so that everything it starts is counted; or GNU time, which reports the CPU of
   // the file's process and of every process it waited for (its services, engines and
   // PostgreSQL).
-  const group = cpu && CPUACCT ? join(CPUACCT, String(++groupCount)) : undefined;
+  const group =
+    cpu && CPUACCT
+      ? join(idle && CPU_WITH_CPUACCT ? IDLE_CPU_GROUP : CPUACCT, `job-${++groupCount}`)
+      : undefined;
   if (group) mkdirSync(group, { recursive: true });
   const [timedProgram, timedArgs] =
     cpu && !group
       ? ['/usr/bin/time', ['-f', '%U %S', '-o', cpuFile, fileProgram, ...fileArgs]]
       : [fileProgram, fileArgs];
   // The cgroups (`:`-separated) are joined by the job's first process before it runs anything.
-  const groups = [group, idle ? IDLE_CPU_GROUP : undefined].filter(Boolean);
+  const groups = [group, idle && !CPU_WITH_CPUACCT ? IDLE_CPU_GROUP : undefined].filter(Boolean);
   const [program, args] =
     groups.length > 0
       ? [
@@ -411,7 +438,7 @@ async function runAll(files, jobs, tmp, cpu, onDone) {
             soloRunning = false;
           });
         }
-        while (IDLE_CPU_GROUP && idleRunning < IDLE_SLOTS) {
+        while (IDLE_CPU_GROUP && idleRunning < Math.min(IDLE_SLOTS, jobs - 1)) {
           const next = units.findIndex((f) => f.idleOk);
           if (next < 0) break;
           idleRunning++;
@@ -463,17 +490,6 @@ const tmp = mkdtempSync(join(tmpdir(), 'plateau-tests-'));
 // As open as /tmp itself: under root, PostgreSQL runs as the `postgres` user and must read
 // and write its files here.
 chmodSync(tmp, 0o1777);
-if (IDLE_CPU_GROUP) {
-  mkdirSync(IDLE_CPU_GROUP);
-  writeFileSync(join(IDLE_CPU_GROUP, 'cpu.idle'), '1');
-  process.on('exit', () => {
-    try {
-      rmdirSync(IDLE_CPU_GROUP);
-    } catch {
-      console.log(`a job left processes running in ${IDLE_CPU_GROUP}`);
-    }
-  });
-}
 const bundleDir = join(ROOT, 'node_modules', '.cache', 'plateau', `tests-${process.pid}`);
 const bundles = await bundleTests(
   files.map((f) => f.file),
@@ -538,7 +554,7 @@ if (options.cpu) {
         ', ',
       )}${CPUACCT ? ' (cgroup cpuacct: every process of each file)' : ' (GNU time: the processes each file waited for)'}`,
   );
-  if (CPUACCT) {
+  if (CPUACCT && existsSync(CPUACCT)) {
     try {
       rmdirSync(CPUACCT);
     } catch {

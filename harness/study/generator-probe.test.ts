@@ -1,5 +1,6 @@
 // The generator probe against a real busy process: a child spinning on one core must get that
-// core, so this file runs with nothing beside it.
+// core, so this file runs with nothing beside
+// it but jobs at idle CPU priority (test/run-tests.mjs).
 // test-run: solo
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
