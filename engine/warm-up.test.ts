@@ -1,6 +1,5 @@
 // The engine's warm-up rehearsal against a local sink. Its rounds must keep up with 1,000/s on an
-// idle core, so this file runs with nothing beside
-// it but jobs at idle CPU priority (test/run-tests.mjs).
+// idle core, so this file runs with nothing beside it.
 // test-run: solo
 import assert from 'node:assert/strict';
 import { once } from 'node:events';

@@ -1,7 +1,6 @@
 // The embedded engine's executors against a real HTTP server: starts, drops, VU growth,
 // graceful stop, and the samples each leaves behind. Starts are judged against the clock at
-// rates the generator must hold, so this file runs with nothing beside
-// it but jobs at idle CPU priority (test/run-tests.mjs).
+// rates the generator must hold, so this file runs with nothing beside it.
 // test-run: solo
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -1,7 +1,6 @@
 // "Any service" when the CPU is the limit: the JVM service (examples/jvm-service) spends 40 ms
 // of CPU per request on the one core it may use, and its own meters name the CPU. It runs with
-// nothing beside it but jobs at idle CPU priority (test/run-tests.mjs): another test's work on
-// that core would take the CPU the verdict measures.
+// nothing beside it: another test's work on that core would take the CPU the verdict measures.
 // test-run: solo
 import assert from 'node:assert/strict';
 import { mkdtemp } from 'node:fs/promises';

@@ -1,9 +1,8 @@
 // Where real k6 and the embedded engine must agree in time, not only in shape: the same
 // arrival schedules at the target to the millisecond, and a small study's plateau within 10 %.
 // Both are judged by the clock and by a CPU the generator must have, so this file runs with
-// nothing beside it but jobs at idle CPU priority (test/run-tests.mjs). Needs a real k6
-// (K6_BIN, shared/k6/k6 beside the checkout, or PATH); without one every test here is skipped
-// with one line saying why, never counted as passed.
+// nothing beside it. Needs a real k6 (K6_BIN, shared/k6/k6 beside the checkout, or PATH);
+// without one every test here is skipped with one line saying why, never counted as passed.
 // test-run: solo
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';

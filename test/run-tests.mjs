@@ -21,19 +21,16 @@
 // LOAD_SLOTS of them at once (a file says `test-run: load` in its opening comment), with the
 // unit files and the static checks filling the other places. A file whose assertions depend
 // on having the cores to itself (a rate the generator must hold, a CPU that must be the limit,
-// timings compared between two engines) says `test-run: solo` and runs first, with only the
-// unit files beside their sources and the static checks beside it, and those in a cgroup with
-// `cpu.idle` set (IDLE_CPU_GROUP): they run on CPU the solo file leaves idle, which is most
-// of it, and give it back the moment the solo file's processes wake.
+// timings compared between two engines) says `test-run: solo` and runs first, with nothing
+// beside it.
 //
-// Apart from that idle group nothing runs at a lower or higher CPU priority: each file runs in
-// a session of its own (so that an interrupted run can end its whole process group), and where
-// the kernel has autogroups (sched(7), this machine's) each session is a scheduling group that
-// shares the CPU equally with the others whatever the nice values inside it. Giving the groups
-// themselves priorities (/proc/<pid>/autogroup) was tried, to run the solo files beside the
-// others at a higher one: every layout tried failed a timing assertion somewhere
-// (docs/architecture.md, "Tests"). A nice value still takes a share of the CPU when the solo
-// file wants it all; `cpu.idle` takes next to none.
+// Nothing runs at a lower or higher CPU priority: each file runs in a session of its own (so
+// that an interrupted run can end its whole process group), and where the kernel has
+// autogroups (sched(7), this machine's) each session is a scheduling group that shares the CPU
+// equally with the others whatever the nice values inside it. Giving the groups themselves
+// priorities (/proc/<pid>/autogroup) was tried, to run the solo files beside the others at a
+// higher one, and so was running the unit groups beside the solo files in a cgroup with
+// `cpu.idle`: each failed a timing assertion somewhere (docs/architecture.md, "Tests").
 //
 // Files start longest first (test/durations.json, the seconds each took in the last full
 // run; `--save-durations` rewrites it), so the longest suites never start last. Each file's
@@ -53,7 +50,6 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
-  realpathSync,
   rmdirSync,
   rmSync,
   writeFileSync,
@@ -86,47 +82,6 @@ const CPUACCT = (() => {
     return undefined;
   }
 })();
-/**
- * Where the jobs that run beside the solo files go: a cgroup v1 `cpu` group with `cpu.idle`
- * set (Linux 5.15+), whose processes run only on CPU nobody else wants and give it up the
- * moment another process wakes, when the machine lets us make one (root); undefined otherwise,
- * and those jobs wait for the solo files to end like the rest.
- */
-const IDLE_CPU_GROUP = (() => {
-  const root = '/sys/fs/cgroup/cpu';
-  const group = join(root, `plateau-tests-idle-${process.pid}`);
-  try {
-    accessSync(join(root, 'cgroup.procs'), constants.W_OK);
-    mkdirSync(group);
-  } catch {
-    return undefined;
-  }
-  try {
-    writeFileSync(join(group, 'cpu.idle'), '1');
-  } catch {
-    // A kernel before 5.15 has no cpu.idle: no idle group, then.
-    rmdirSync(group);
-    return undefined;
-  }
-  process.on('exit', () => {
-    try {
-      rmdirSync(group);
-    } catch {
-      console.log(`a job left processes running in ${group}`);
-    }
-  });
-  return group;
-})();
-/**
- * Where `cpu` and `cpuacct` are one hierarchy (systemd's usual cgroup v1 mounts), a process is
- * in one group of both: an idle job's cpuacct group is then made inside IDLE_CPU_GROUP.
- */
-const CPU_WITH_CPUACCT =
-  CPUACCT !== undefined &&
-  IDLE_CPU_GROUP !== undefined &&
-  realpathSync('/sys/fs/cgroup/cpu') === realpathSync('/sys/fs/cgroup/cpuacct');
-/** At most this many jobs at once beside a solo file, in IDLE_CPU_GROUP (fewer with `--jobs` under 3). */
-const IDLE_SLOTS = 2;
 /** Seconds assumed for a file test/durations.json does not list, by its kind. */
 const UNKNOWN_SECONDS = { solo: 30, load: 20, unit: 1 };
 
@@ -192,9 +147,6 @@ function groupUnits(files, bundles, bundleDir) {
       file: `${group.name} (${group.members.length} files)`,
       durationKey: group.name,
       kind: 'unit',
-      // Nothing in a file beside its source judges time by the wall clock (those that must
-      // say `test-run: own-process` or `solo`), so the group may run beside the solo files.
-      idleOk: true,
       bundle: entry,
       expected: group.members.reduce((sum, f) => sum + f.expected, 0),
     });
@@ -297,7 +249,7 @@ process.on('SIGTERM', () => interrupt('SIGTERM'));
  * Runs one file's bundle, or a check's command (`command`); resolves with its exit code,
  * output, counts (none for a check) and seconds.
  */
-function runFile(file, bundle, tmp, command, cpu, idle) {
+function runFile(file, bundle, tmp, command, cpu) {
   const base = join(tmp, file.replace(/[^\w.-]+/g, '_'));
   const countsFile = `${base}.counts.json`;
   const cpuFile = `${base}.cpu`;
@@ -321,30 +273,13 @@ function runFile(file, bundle, tmp, command, cpu, idle) {
   // (`exec`), so that everything it starts is counted; or GNU time, which reports the CPU of
   // the file's process and of every process it waited for (its services, engines and
   // PostgreSQL).
-  const group =
-    cpu && CPUACCT
-      ? join(idle && CPU_WITH_CPUACCT ? IDLE_CPU_GROUP : CPUACCT, `job-${++groupCount}`)
-      : undefined;
+  const group = cpu && CPUACCT ? join(CPUACCT, String(++groupCount)) : undefined;
   if (group) mkdirSync(group, { recursive: true });
-  const [timedProgram, timedArgs] =
-    cpu && !group
+  const [program, args] = group
+    ? ['sh', ['-c', 'echo $$ > "$0/cgroup.procs" && exec "$@"', group, fileProgram, ...fileArgs]]
+    : cpu
       ? ['/usr/bin/time', ['-f', '%U %S', '-o', cpuFile, fileProgram, ...fileArgs]]
       : [fileProgram, fileArgs];
-  // The cgroups (`:`-separated) are joined by the job's first process before it runs anything.
-  const groups = [group, idle && !CPU_WITH_CPUACCT ? IDLE_CPU_GROUP : undefined].filter(Boolean);
-  const [program, args] =
-    groups.length > 0
-      ? [
-          'sh',
-          [
-            '-c',
-            'IFS=:; for g in $0; do echo $$ > "$g/cgroup.procs" || exit 125; done; unset IFS; exec "$@"',
-            groups.join(':'),
-            timedProgram,
-            ...timedArgs,
-          ],
-        ]
-      : [timedProgram, timedArgs];
   const child = spawn(
     program,
     args,
@@ -400,9 +335,8 @@ function runFile(file, bundle, tmp, command, cpu, idle) {
 }
 
 /**
- * Runs the files: solo ones one at a time, first, with only `idleOk` jobs beside them, at most
- * IDLE_SLOTS at once in IDLE_CPU_GROUP; then the `load` files, at most LOAD_SLOTS at once,
- * with unit files and checks filling the other places up to `jobs`.
+ * Runs the files: solo ones one at a time, first, alone; then the `load` files, at most
+ * LOAD_SLOTS at once, with unit files and checks filling the other places up to `jobs`.
  */
 async function runAll(files, jobs, tmp, cpu, onDone) {
   const solo = files.filter((f) => f.kind === 'solo');
@@ -412,14 +346,12 @@ async function runAll(files, jobs, tmp, cpu, onDone) {
   let soloRunning = false;
   let loadRunning = 0;
   let unitsRunning = 0;
-  let idleRunning = 0;
   await new Promise((resolveAll) => {
-    const start = (f, onEnd, idle = false) => {
-      runFile(f.file, f.bundle, tmp, f.command, cpu, idle).then((result) => {
+    const start = (f, onEnd) => {
+      runFile(f.file, f.bundle, tmp, f.command, cpu).then((result) => {
         result.durationKey = f.durationKey ?? f.file;
         onEnd();
         result.kind = f.command ? 'check' : f.kind;
-        result.idle = idle;
         onDone(result, result.kind);
         results.push(result);
         startNext();
@@ -437,21 +369,6 @@ async function runAll(files, jobs, tmp, cpu, onDone) {
           start(solo.shift(), () => {
             soloRunning = false;
           });
-        }
-        while (IDLE_CPU_GROUP && idleRunning < Math.min(IDLE_SLOTS, jobs - 1)) {
-          const next = units.findIndex((f) => f.idleOk);
-          if (next < 0) break;
-          idleRunning++;
-          unitsRunning++;
-          const [f] = units.splice(next, 1);
-          start(
-            f,
-            () => {
-              idleRunning--;
-              unitsRunning--;
-            },
-            true,
-          );
         }
         return;
       }
@@ -499,8 +416,7 @@ process.on('exit', () => rmSync(bundleDir, { recursive: true, force: true }));
 const jobs = groupUnits(files, bundles, bundleDir);
 for (const job of jobs) job.expected = durations[job.durationKey ?? job.file] ?? job.expected;
 if (options.checks && options.filters.length === 0) {
-  for (const check of CHECKS)
-    jobs.push({ ...check, kind: 'unit', idleOk: true, expected: durations[check.file] ?? 40 });
+  for (const check of CHECKS) jobs.push({ ...check, kind: 'unit', expected: durations[check.file] ?? 40 });
 }
 jobs.sort((a, b) => b.expected - a.expected || a.file.localeCompare(b.file));
 const kinds = { solo: 0, load: 0, unit: 0 };
@@ -518,7 +434,7 @@ const results = await runAll(jobs, options.jobs, tmp, options.cpu, (result, kind
   process.stdout.write(result.output);
   const elapsed = ((performance.now() - started) / 1000).toFixed(0);
   console.log(
-    `${mark} ${result.file} (${kind}${result.idle ? ' beside the solo files' : ''}, ${result.seconds.toFixed(1)} s${cpuText(result)}) · ${finished}/${jobs.length} jobs · ${elapsed} s\n`,
+    `${mark} ${result.file} (${kind}, ${result.seconds.toFixed(1)} s${cpuText(result)}) · ${finished}/${jobs.length} jobs · ${elapsed} s\n`,
   );
 });
 
@@ -554,7 +470,7 @@ if (options.cpu) {
         ', ',
       )}${CPUACCT ? ' (cgroup cpuacct: every process of each file)' : ' (GNU time: the processes each file waited for)'}`,
   );
-  if (CPUACCT && existsSync(CPUACCT)) {
+  if (CPUACCT) {
     try {
       rmdirSync(CPUACCT);
     } catch {

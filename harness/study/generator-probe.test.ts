@@ -1,6 +1,5 @@
 // The generator probe against a real busy process: a child spinning on one core must get that
-// core, so this file runs with nothing beside
-// it but jobs at idle CPU priority (test/run-tests.mjs).
+// core, so this file runs with nothing beside it.
 // test-run: solo
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
